@@ -1,0 +1,160 @@
+//! Typed errors of the library. Every variant that concerns a file carries its
+//! path, and the message says what to do next; the binary adds context with
+//! `anyhow` and maps [`Error::exit_code`] to the process status.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Result alias used throughout the library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in the library.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A filesystem operation failed.
+    #[error("cannot {op} {}: {source}", path.display())]
+    Io {
+        /// What we were doing ("create directory", "write record", …).
+        op: &'static str,
+        /// The path it concerned.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+
+    /// The configuration file could not be used.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+
+    /// A record given to publish breaks a rule of the record format.
+    #[error("invalid record: {field}: {message}")]
+    InvalidRecord {
+        /// The offending field (`session_id`, `metadata`, …).
+        field: String,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+
+    /// `--strict` (or `strict = true`) refused a publish that would have needed redaction.
+    #[error(
+        "refused to publish: {} would carry a credential ({}); nothing was written. \
+         Remove the secret, or publish without --strict to have it redacted",
+        if .fields.len() == 1 { "a field" } else { "fields" },
+        .fields.join(", ")
+    )]
+    Refused {
+        /// Names of the fields (never their values) that needed redaction.
+        fields: Vec<String>,
+    },
+
+    /// The local device id file exists but does not hold a device id.
+    #[error(
+        "device id file {} is corrupt ({message}); delete it and a new id will be created \
+         (this device's existing records will then count as another device's)",
+        path.display()
+    )]
+    DeviceId {
+        /// The device id file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+
+    /// No home directory could be determined for the local data, config or runtime dirs.
+    #[error("cannot find the home directory (set HOME); it is needed for the {what}")]
+    NoHome {
+        /// Which directory was wanted.
+        what: &'static str,
+    },
+
+    /// The owner process given with `--owner-pid` does not exist.
+    #[error("owner process {pid} does not exist; pass the pid of a running process to --owner-pid")]
+    NoSuchOwner {
+        /// The pid.
+        pid: u32,
+    },
+}
+
+impl Error {
+    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// The process exit code that fits this error: 2 for usage errors, 3 for a
+    /// publish refused by `--strict`, 1 for everything else.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Refused { .. } => 3,
+            Error::InvalidRecord { .. } | Error::NoSuchOwner { .. } => 2,
+            Error::Config(ConfigError::UnknownProfile { .. }) => 2,
+            Error::Config(ConfigError::NotFound { explicit: true, .. }) => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Errors of the configuration file and the profile resolver.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// An explicitly named configuration file does not exist.
+    #[error(
+        "config file {} does not exist; create it with `presence --config {} config init`, \
+         or drop --config / PRESENCE_CONFIG to use the defaults",
+        path.display(), path.display()
+    )]
+    NotFound {
+        /// The path that was named.
+        path: PathBuf,
+        /// Whether the user named it (`--config`, `PRESENCE_CONFIG`).
+        explicit: bool,
+    },
+
+    /// The file could not be read.
+    #[error("cannot read config file {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+
+    /// The file is not valid TOML or does not match the schema.
+    #[error("config file {} is invalid: {message}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+
+    /// A setting has a value outside its range.
+    #[error("config file {}: profile '{profile}': {message}", path.display())]
+    Invalid {
+        /// The file (or `<built-in defaults>`).
+        path: PathBuf,
+        /// The profile concerned.
+        profile: String,
+        /// What is wrong and the fix.
+        message: String,
+    },
+
+    /// The selected profile is not defined.
+    #[error(
+        "unknown profile '{name}' (known: {}); define [profiles.{name}] in {} or pick a known one",
+        known.join(", "), path.display()
+    )]
+    UnknownProfile {
+        /// The requested name.
+        name: String,
+        /// The profiles that exist.
+        known: Vec<String>,
+        /// The config file consulted.
+        path: PathBuf,
+    },
+}

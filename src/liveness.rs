@@ -1,0 +1,173 @@
+//! The expiry rule, safe under clock skew (pure functions; `now` is always a
+//! parameter).
+//!
+//! A record's `updated_at` is on the writer's clock; the file's ctime is on
+//! ours, taken when the file last arrived or changed here. A record is live iff
+//!
+//! ```text
+//! ended_at is unset  ∧  now − ctime < ttl  ∧  now < expires_at + skew
+//! ```
+//!
+//! where `ttl = expires_at − updated_at` clamped to [1 s, 1 h]. The ctime term
+//! makes a dead session vanish `ttl` after its last refresh arrived whatever
+//! the writer's clock says; the `expires_at` term drops stale copies that
+//! arrive late (a device that was offline), allowing `skew` of clock error.
+
+use crate::record::Record;
+
+/// Default time to live of a record, in seconds.
+pub const DEFAULT_TTL: f64 = 90.0;
+/// Shortest ttl honoured.
+pub const MIN_TTL: f64 = 1.0;
+/// Longest ttl honoured.
+pub const MAX_TTL: f64 = 3600.0;
+/// Default tolerance for writer clocks running behind ours, in seconds.
+pub const DEFAULT_SKEW: f64 = 300.0;
+
+/// Why a record is or is not live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum State {
+    /// Shown.
+    Live,
+    /// A tombstone written by `clear`.
+    Ended,
+    /// No refresh arrived here within `ttl` (local clock).
+    Stale,
+    /// The writer's own `expires_at` (plus skew) has passed, or is missing.
+    Expired,
+}
+
+impl State {
+    /// Lower-case name used in JSON output (`live`, `ended`, `stale`, `expired`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Live => "live",
+            State::Ended => "ended",
+            State::Stale => "stale",
+            State::Expired => "expired",
+        }
+    }
+}
+
+/// The ttl a record claims: `expires_at − updated_at`, clamped to
+/// [[`MIN_TTL`], [`MAX_TTL`]]; [`DEFAULT_TTL`] when either time is missing.
+pub fn record_ttl(record: &Record) -> f64 {
+    match (record.updated_at, record.expires_at) {
+        (Some(u), Some(e)) if (e - u).is_finite() => (e - u).clamp(MIN_TTL, MAX_TTL),
+        _ => DEFAULT_TTL,
+    }
+}
+
+/// Evaluates the liveness rule for a record whose file has `ctime` (seconds,
+/// this machine's clock), at `now`, with `skew` seconds of tolerance.
+pub fn state(record: &Record, ctime: f64, now: f64, skew: f64) -> State {
+    if record.ended_at.is_some() {
+        return State::Ended;
+    }
+    let Some(expires_at) = record.expires_at else {
+        return State::Expired;
+    };
+    if now - ctime >= record_ttl(record) {
+        return State::Stale;
+    }
+    if now >= expires_at + skew {
+        return State::Expired;
+    }
+    State::Live
+}
+
+/// When a live record stops being live (this machine's clock): the earlier of
+/// `ctime + ttl` and `expires_at + skew`. `None` for tombstones and records
+/// without `expires_at`.
+pub fn deadline(record: &Record, ctime: f64, skew: f64) -> Option<f64> {
+    if record.ended_at.is_some() {
+        return None;
+    }
+    let expires_at = record.expires_at?;
+    Some((ctime + record_ttl(record)).min(expires_at + skew))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(updated: Option<f64>, expires: Option<f64>) -> Record {
+        let mut r = Record::new("s");
+        r.updated_at = updated;
+        r.expires_at = expires;
+        r
+    }
+
+    const NOW: f64 = 1_000_000.0;
+    const SKEW: f64 = DEFAULT_SKEW;
+
+    #[test]
+    fn liveness_table() {
+        // (case, updated_at, expires_at, ctime, now, expected)
+        let h = 3600.0;
+        let cases = [
+            ("fresh, clocks agree", Some(NOW - 10.0), Some(NOW + 80.0), NOW - 10.0, NOW, State::Live),
+            ("just published", Some(NOW), Some(NOW + 90.0), NOW, NOW, State::Live),
+            ("arrived 89s ago", Some(NOW - 89.0), Some(NOW + 1.0), NOW - 89.0, NOW, State::Live),
+            ("arrived 90s ago", Some(NOW - 90.0), Some(NOW), NOW - 90.0, NOW, State::Stale),
+            // Writer clock 3 h ahead: it claims to expire in 3 h, but it
+            // arrived here 91 s ago and nobody refreshed it.
+            ("writer 3h ahead, dead", Some(NOW + 3.0 * h - 91.0), Some(NOW + 3.0 * h - 1.0), NOW - 91.0, NOW, State::Stale),
+            ("writer 3h ahead, alive", Some(NOW + 3.0 * h - 5.0), Some(NOW + 3.0 * h + 85.0), NOW - 5.0, NOW, State::Live),
+            // Writer clock 4 min behind, refreshed 5 s ago: its expires_at is
+            // already in our past, but within skew.
+            ("writer 4m behind, alive", Some(NOW - 245.0), Some(NOW - 155.0), NOW - 5.0, NOW, State::Live),
+            ("writer 6m behind, beyond skew", Some(NOW - 365.0), Some(NOW - 275.0 - 30.0), NOW - 5.0, NOW, State::Expired),
+            // A copy from a device that was offline for a day arrives now:
+            // fresh ctime, ancient expires_at.
+            ("stale copy arriving late", Some(NOW - 86_400.0), Some(NOW - 86_310.0), NOW, NOW, State::Expired),
+            ("missing expires_at", Some(NOW), None, NOW, NOW, State::Expired),
+            ("missing updated_at: default ttl", None, Some(NOW + 50.0), NOW - 89.0, NOW, State::Live),
+            ("missing updated_at: default ttl ends", None, Some(NOW + 50.0), NOW - 90.0, NOW, State::Stale),
+            ("ttl clamped up to 1s", Some(NOW), Some(NOW - 10.0), NOW - 0.5, NOW, State::Live),
+            ("ttl clamped up to 1s, passed", Some(NOW), Some(NOW - 10.0), NOW - 1.0, NOW, State::Stale),
+            ("ttl clamped down to 1h", Some(NOW), Some(NOW + 10.0 * h), NOW - h + 1.0, NOW, State::Live),
+            ("ttl clamped down to 1h, passed", Some(NOW), Some(NOW + 10.0 * h), NOW - h, NOW, State::Stale),
+            ("ctime in the future (clock stepped back)", Some(NOW), Some(NOW + 90.0), NOW + 30.0, NOW, State::Live),
+        ];
+        for (case, u, e, ctime, now, want) in cases {
+            assert_eq!(state(&rec(u, e), ctime, now, SKEW), want, "{case}");
+        }
+    }
+
+    #[test]
+    fn tombstone_is_never_live() {
+        let mut r = rec(Some(NOW), Some(NOW));
+        r.ended_at = Some(NOW);
+        assert_eq!(state(&r, NOW, NOW, SKEW), State::Ended);
+        r.expires_at = Some(NOW + 1000.0);
+        assert_eq!(state(&r, NOW, NOW, SKEW), State::Ended);
+        assert_eq!(deadline(&r, NOW, SKEW), None);
+    }
+
+    #[test]
+    fn ttl_table() {
+        let cases = [
+            (Some(0.0), Some(90.0), 90.0),
+            (Some(0.0), Some(30.0), 30.0),
+            (Some(0.0), Some(0.2), 1.0),
+            (Some(0.0), Some(-5.0), 1.0),
+            (Some(0.0), Some(1e9), 3600.0),
+            (None, Some(10.0), DEFAULT_TTL),
+            (Some(10.0), None, DEFAULT_TTL),
+        ];
+        for (u, e, want) in cases {
+            assert_eq!(record_ttl(&rec(u, e)), want, "{u:?} {e:?}");
+        }
+    }
+
+    #[test]
+    fn deadline_is_the_earlier_bound() {
+        // Local bound first.
+        assert_eq!(deadline(&rec(Some(NOW), Some(NOW + 90.0)), NOW, SKEW), Some(NOW + 90.0));
+        // Writer bound first: clock far behind.
+        let r = rec(Some(NOW - 1000.0), Some(NOW - 910.0));
+        assert_eq!(deadline(&r, NOW, 300.0), Some(NOW - 610.0));
+        assert_eq!(deadline(&rec(Some(NOW), None), NOW, SKEW), None);
+    }
+}

@@ -1,0 +1,713 @@
+//! The session presence record (schema version 1): its fields, its JSON form
+//! and its limits.
+//!
+//! Reading is lenient, because the directory is written by other tools, other
+//! versions and sometimes by hand: unknown fields are ignored, a field of the
+//! wrong type reads as missing, over-long strings are cut and extra metadata
+//! entries dropped. Only a file that is not a JSON object, lacks a
+//! `session_id`, or names a newer `version` is rejected — and only that file.
+//! Writing is strict: [`Record::enforce_limits`] runs before every write.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// The schema version this crate writes and understands.
+pub const SCHEMA_VERSION: u32 = 1;
+/// Largest record file that is read or written, in bytes.
+pub const MAX_FILE_BYTES: usize = 64 * 1024;
+/// Largest string field, in bytes.
+pub const MAX_STRING_BYTES: usize = 1024;
+/// Longest title, in characters.
+pub const MAX_TITLE_CHARS: usize = 256;
+/// Most metadata entries.
+pub const MAX_METADATA_ENTRIES: usize = 32;
+/// Longest metadata key, in bytes.
+pub const MAX_METADATA_KEY_BYTES: usize = 128;
+
+/// One session presence record, as stored in `<instance>.<session>.json`.
+///
+/// Fields are declared in alphabetical order so that serialising the struct
+/// writes sorted keys, as the record format requires.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Record {
+    /// The client that runs the session (`terminal`, `desktop`, `gateway`, …).
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub client: String,
+    /// Working directory of the session; display only.
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub cwd: String,
+    /// Stable random id of the writing device (extension).
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub device_id: String,
+    /// Set by `clear`: the record is a tombstone (extension).
+    #[serde(default, deserialize_with = "lenient::opt_f64")]
+    pub ended_at: Option<f64>,
+    /// Private, non-executable attach hint (`ssh://host/x`); data only.
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub endpoint: String,
+    /// `updated_at + ttl`, on the writer's clock.
+    #[serde(default, deserialize_with = "lenient::opt_f64")]
+    pub expires_at: Option<f64>,
+    /// Hostname of the writer.
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub host: String,
+    /// Writer instance; the first part of the file name.
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub instance_id: String,
+    /// Small extra labels.
+    #[serde(default, deserialize_with = "lenient::metadata")]
+    pub metadata: BTreeMap<String, String>,
+    /// Model name; display only.
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub model: String,
+    /// Start time of the owner process, to tell a live owner from a reused pid (extension).
+    #[serde(default, deserialize_with = "lenient::opt_u64")]
+    pub owner_start: Option<u64>,
+    /// Pid of the owning process (or of the publisher when there is no owner).
+    #[serde(default, deserialize_with = "lenient::u32_or_zero")]
+    pub pid: u32,
+    /// Label of the writer's profile; never empty in records this crate writes.
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub profile: String,
+    /// Increases by one at every publish of this record (extension).
+    #[serde(default, deserialize_with = "lenient::u64_or_zero")]
+    pub seq: u64,
+    /// Runtime session id; required and non-empty.
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub session_id: String,
+    /// Stored/durable session id; defaults to `session_id`.
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub session_key: String,
+    /// Where the session came from (`cli`, `telegram`, …).
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub source: String,
+    /// When the session was first published (extension).
+    #[serde(default, deserialize_with = "lenient::opt_f64")]
+    pub started_at: Option<f64>,
+    /// Short state word: `idle`, `working`, `waiting`, `ended`, …
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub status: String,
+    /// Display title.
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub title: String,
+    /// Writer clock, Unix seconds, when last published.
+    #[serde(default, deserialize_with = "lenient::opt_f64")]
+    pub updated_at: Option<f64>,
+    /// Schema version; `1`.
+    #[serde(default = "default_version", deserialize_with = "lenient::version")]
+    pub version: u32,
+}
+
+fn default_version() -> u32 {
+    SCHEMA_VERSION
+}
+
+/// Why a file's contents are not a usable record.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParseError {
+    /// Not JSON, or not a JSON object.
+    Json(String),
+    /// `session_id` is missing, empty or not a string.
+    NoSessionId,
+    /// The record names a schema version this reader does not know.
+    UnknownVersion(u32),
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseError::Json(e) => write!(f, "not a JSON record object: {e}"),
+            ParseError::NoSessionId => f.write_str("no session_id"),
+            ParseError::UnknownVersion(v) => write!(f, "unknown schema version {v}"),
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+impl Record {
+    /// A new record for `session_id` with every other field empty; the
+    /// registry fills in host, device, times and sequence on publish.
+    pub fn new(session_id: impl Into<String>) -> Self {
+        let session_id = session_id.into();
+        Record {
+            client: String::new(),
+            cwd: String::new(),
+            device_id: String::new(),
+            ended_at: None,
+            endpoint: String::new(),
+            expires_at: None,
+            host: String::new(),
+            instance_id: String::new(),
+            metadata: BTreeMap::new(),
+            model: String::new(),
+            owner_start: None,
+            pid: 0,
+            profile: String::new(),
+            seq: 0,
+            session_key: session_id.clone(),
+            session_id,
+            source: String::new(),
+            started_at: None,
+            status: String::new(),
+            title: String::new(),
+            updated_at: None,
+            version: SCHEMA_VERSION,
+        }
+    }
+
+    /// Parses a record file's bytes leniently (see the module docs).
+    pub fn from_json(bytes: &[u8]) -> Result<Record, ParseError> {
+        // A UTF-8 byte order mark is not JSON, but editors write it.
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        // Only an object is a record (serde would also accept a field array).
+        if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            return Err(ParseError::Json("not a JSON object".into()));
+        }
+        let mut record: Record =
+            serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
+        if record.version != SCHEMA_VERSION {
+            return Err(ParseError::UnknownVersion(record.version));
+        }
+        if record.session_id.trim().is_empty() {
+            return Err(ParseError::NoSessionId);
+        }
+        if record.session_key.is_empty() {
+            record.session_key = record.session_id.clone();
+        }
+        record.clamp_strings();
+        Ok(record)
+    }
+
+    /// The record as written to disk: one JSON object with sorted keys and a
+    /// trailing newline.
+    pub fn to_json(&self) -> Vec<u8> {
+        // Serialising a struct of strings, numbers and a string map cannot fail.
+        let mut out = serde_json::to_vec(self).unwrap_or_default();
+        out.push(b'\n');
+        out
+    }
+
+    /// Whether this record is a tombstone written by `clear`.
+    pub fn is_tombstone(&self) -> bool {
+        self.ended_at.is_some()
+    }
+
+    /// The group key of dedupe: `(profile, client or source, endpoint or session_id)`.
+    pub fn group_key(&self) -> (&str, &str, &str) {
+        let client = if self.client.is_empty() {
+            &self.source
+        } else {
+            &self.client
+        };
+        let endpoint = self.endpoint.trim();
+        let target = if endpoint.is_empty() {
+            &self.session_id
+        } else {
+            endpoint
+        };
+        (&self.profile, client, target)
+    }
+
+    /// Enforces the write limits: strings are cut to their limit (each cut is
+    /// reported as a warning), while too many metadata entries, an over-long
+    /// metadata key or an empty session id are errors.
+    pub fn enforce_limits(&mut self) -> Result<Vec<String>, crate::Error> {
+        let invalid = |field: &str, message: String| crate::Error::InvalidRecord {
+            field: field.to_string(),
+            message,
+        };
+        if self.session_id.trim().is_empty() {
+            return Err(invalid(
+                "session_id",
+                "must not be empty; pass --session ID".into(),
+            ));
+        }
+        if self.metadata.len() > MAX_METADATA_ENTRIES {
+            return Err(invalid(
+                "metadata",
+                format!(
+                    "{} entries, at most {MAX_METADATA_ENTRIES} are allowed; drop some --meta",
+                    self.metadata.len()
+                ),
+            ));
+        }
+        if let Some(k) = self
+            .metadata
+            .keys()
+            .find(|k| k.is_empty() || k.len() > MAX_METADATA_KEY_BYTES)
+        {
+            return Err(invalid(
+                "metadata",
+                format!(
+                    "key of {} bytes; keys must be 1 to {MAX_METADATA_KEY_BYTES} bytes",
+                    k.len()
+                ),
+            ));
+        }
+        let mut warnings = Vec::new();
+        for (name, value) in self.string_fields_mut() {
+            let limit_hit = if name == "title" {
+                value.chars().count() > MAX_TITLE_CHARS || value.len() > MAX_STRING_BYTES
+            } else {
+                value.len() > MAX_STRING_BYTES
+            };
+            if limit_hit {
+                truncate_field(name, value);
+                warnings.push(format!("{name} was longer than its limit and was cut"));
+            }
+        }
+        for (k, v) in self.metadata.iter_mut() {
+            if v.len() > MAX_STRING_BYTES {
+                truncate_at_boundary(v, MAX_STRING_BYTES);
+                warnings.push(format!(
+                    "metadata '{k}' was longer than {MAX_STRING_BYTES} bytes and was cut"
+                ));
+            }
+        }
+        let len = self.to_json().len();
+        if len > MAX_FILE_BYTES {
+            return Err(invalid(
+                "record",
+                format!("{len} bytes once encoded, at most {MAX_FILE_BYTES}; shorten the fields"),
+            ));
+        }
+        Ok(warnings)
+    }
+
+    /// The string fields by name, for limits and redaction.
+    pub(crate) fn string_fields_mut(&mut self) -> [(&'static str, &mut String); 13] {
+        [
+            ("client", &mut self.client),
+            ("cwd", &mut self.cwd),
+            ("device_id", &mut self.device_id),
+            ("endpoint", &mut self.endpoint),
+            ("host", &mut self.host),
+            ("instance_id", &mut self.instance_id),
+            ("model", &mut self.model),
+            ("profile", &mut self.profile),
+            ("session_id", &mut self.session_id),
+            ("session_key", &mut self.session_key),
+            ("source", &mut self.source),
+            ("status", &mut self.status),
+            ("title", &mut self.title),
+        ]
+    }
+
+    fn clamp_strings(&mut self) {
+        for (name, value) in self.string_fields_mut() {
+            truncate_field(name, value);
+        }
+    }
+}
+
+fn truncate_field(name: &str, value: &mut String) {
+    if name == "title" {
+        if let Some((idx, _)) = value.char_indices().nth(MAX_TITLE_CHARS) {
+            value.truncate(idx);
+        }
+    }
+    truncate_at_boundary(value, MAX_STRING_BYTES);
+}
+
+/// Cuts `s` to at most `max` bytes without splitting a character.
+pub(crate) fn truncate_at_boundary(s: &mut String, max: usize) {
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
+}
+
+/// Field deserialisers that never fail on a wrong type: a field that does not
+/// have the expected shape reads as missing, so one odd field never costs the
+/// whole record (and never the whole listing).
+mod lenient {
+    use std::collections::BTreeMap;
+    use std::fmt;
+
+    use serde::Deserializer;
+    use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+    /// What a JSON value was, reduced to what the record cares about.
+    enum Scalar {
+        Str(String),
+        Int(i128),
+        Float(f64),
+        Bool(bool),
+        Other,
+    }
+
+    struct ScalarVisitor;
+
+    impl<'de> Visitor<'de> for ScalarVisitor {
+        type Value = Scalar;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Scalar, E> {
+            Ok(Scalar::Str(v.to_owned()))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Scalar, E> {
+            Ok(Scalar::Str(v))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Scalar, E> {
+            Ok(Scalar::Int(v.into()))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Scalar, E> {
+            Ok(Scalar::Int(v.into()))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Scalar, E> {
+            Ok(Scalar::Float(v))
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Scalar, E> {
+            Ok(Scalar::Bool(v))
+        }
+        fn visit_unit<E>(self) -> Result<Scalar, E> {
+            Ok(Scalar::Other)
+        }
+        fn visit_none<E>(self) -> Result<Scalar, E> {
+            Ok(Scalar::Other)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(Scalar::Other)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scalar, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(Scalar::Other)
+        }
+    }
+
+    fn scalar<'de, D: Deserializer<'de>>(d: D) -> Result<Scalar, D::Error> {
+        d.deserialize_any(ScalarVisitor)
+    }
+
+    fn as_f64(s: Scalar) -> Option<f64> {
+        let v = match s {
+            Scalar::Float(f) => f,
+            Scalar::Int(i) => i as f64,
+            Scalar::Str(s) => s.trim().parse().ok()?,
+            _ => return None,
+        };
+        v.is_finite().then_some(v)
+    }
+
+    fn as_int(s: Scalar) -> Option<i128> {
+        match s {
+            Scalar::Int(i) => Some(i),
+            Scalar::Float(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e18 => {
+                Some(f as i128)
+            }
+            Scalar::Str(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+    }
+
+    pub fn string<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+        Ok(match scalar(d)? {
+            Scalar::Str(s) => s,
+            _ => String::new(),
+        })
+    }
+
+    pub fn opt_f64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+        Ok(as_f64(scalar(d)?))
+    }
+
+    pub fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        Ok(as_int(scalar(d)?).and_then(|i| u64::try_from(i).ok()))
+    }
+
+    pub fn u64_or_zero<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        Ok(opt_u64(d)?.unwrap_or(0))
+    }
+
+    pub fn u32_or_zero<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+        Ok(as_int(scalar(d)?)
+            .and_then(|i| u32::try_from(i).ok())
+            .unwrap_or(0))
+    }
+
+    /// A version that is present but unreadable is not version 1: it maps to
+    /// `u32::MAX`, which the reader rejects as unknown.
+    pub fn version<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+        Ok(as_int(scalar(d)?)
+            .and_then(|i| u32::try_from(i).ok())
+            .unwrap_or(u32::MAX))
+    }
+
+    struct MetaVisitor;
+
+    impl<'de> Visitor<'de> for MetaVisitor {
+        type Value = BTreeMap<String, String>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an object of strings")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some(key) = map.next_key::<String>()? {
+                let value = map.next_value_seed(ScalarSeed)?;
+                let text = match value {
+                    Scalar::Str(s) => s,
+                    Scalar::Int(i) => i.to_string(),
+                    Scalar::Float(f) => f.to_string(),
+                    Scalar::Bool(b) => b.to_string(),
+                    Scalar::Other => continue,
+                };
+                if key.is_empty() || key.len() > super::MAX_METADATA_KEY_BYTES {
+                    continue;
+                }
+                let mut text = text;
+                super::truncate_at_boundary(&mut text, super::MAX_STRING_BYTES);
+                out.insert(key, text);
+            }
+            // Keep the first entries in key order: deterministic whatever the file's order.
+            while out.len() > super::MAX_METADATA_ENTRIES {
+                out.pop_last();
+            }
+            Ok(out)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(BTreeMap::new())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(BTreeMap::new())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(BTreeMap::new())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(BTreeMap::new())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(BTreeMap::new())
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(BTreeMap::new())
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(BTreeMap::new())
+        }
+    }
+
+    struct ScalarSeed;
+
+    impl<'de> serde::de::DeserializeSeed<'de> for ScalarSeed {
+        type Value = Scalar;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Scalar, D::Error> {
+            scalar(d)
+        }
+    }
+
+    pub fn metadata<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
+        d.deserialize_any(MetaVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Record, ParseError> {
+        Record::from_json(s.as_bytes())
+    }
+
+    /// A record exactly as Hermes Agent's Python module writes it.
+    const HERMES: &str = r#"{"client": "cli", "cwd": "/home/a/proj", "endpoint": "", "expires_at": 1764480090.25, "host": "laptop", "instance_id": "laptop-4242", "metadata": {}, "model": "claude", "pid": 4242, "profile": "", "session_id": "s1", "session_key": "k1", "source": "cli", "status": "idle", "title": "Fix bug", "updated_at": 1764480000.25, "version": 1}"#;
+
+    #[test]
+    fn hermes_record_parses_with_defaults_for_extensions() {
+        let r = parse(HERMES).unwrap();
+        assert_eq!(r.session_id, "s1");
+        assert_eq!(r.session_key, "k1");
+        assert_eq!(r.updated_at, Some(1764480000.25));
+        assert_eq!(r.expires_at, Some(1764480090.25));
+        assert_eq!(r.pid, 4242);
+        assert_eq!(r.seq, 0);
+        assert_eq!(r.device_id, "");
+        assert_eq!(r.ended_at, None);
+        assert_eq!(r.started_at, None);
+    }
+
+    #[test]
+    fn written_keys_are_sorted_and_newline_terminated() {
+        let mut r = Record::new("s");
+        r.metadata.insert("b".into(), "2".into());
+        r.metadata.insert("a".into(), "1".into());
+        let bytes = r.to_json();
+        assert_eq!(bytes.last(), Some(&b'\n'));
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let keys: Vec<_> = v.as_object().unwrap().keys().cloned().collect();
+        let text = String::from_utf8(bytes).unwrap();
+        let mut positions: Vec<_> = keys
+            .iter()
+            .map(|k| text.find(&format!("\"{k}\":")).unwrap())
+            .collect();
+        let sorted_positions = {
+            let mut p = positions.clone();
+            p.sort();
+            p
+        };
+        // serde_json's Value map is sorted, so its key order is the sorted order;
+        // the text must show them in the same order.
+        assert_eq!(positions, sorted_positions);
+        positions.dedup();
+        assert_eq!(positions.len(), 22);
+        assert!(text.find("\"a\":\"1\"").unwrap() < text.find("\"b\":\"2\"").unwrap());
+    }
+
+    #[test]
+    fn ours_reads_back_in_a_v1_only_reader() {
+        // A reader that knows only the Hermes fields, with their exact types.
+        #[derive(serde::Deserialize)]
+        #[allow(dead_code)]
+        struct V1 {
+            version: i64,
+            session_id: String,
+            session_key: String,
+            status: String,
+            title: String,
+            model: String,
+            cwd: String,
+            source: String,
+            client: String,
+            profile: String,
+            endpoint: String,
+            host: String,
+            pid: i64,
+            instance_id: String,
+            updated_at: f64,
+            expires_at: f64,
+            metadata: BTreeMap<String, String>,
+        }
+        let mut r = Record::new("s1");
+        r.updated_at = Some(100.0);
+        r.expires_at = Some(190.0);
+        r.profile = "default".into();
+        let v1: V1 = serde_json::from_slice(&r.to_json()).unwrap();
+        assert_eq!(v1.session_id, "s1");
+        assert_eq!(v1.session_key, "s1");
+        assert_eq!(v1.expires_at, 190.0);
+        assert_eq!(v1.version, 1);
+    }
+
+    #[test]
+    fn lenient_read_table() {
+        // (json, expectation)
+        let cases: &[(&str, Result<&str, ParseError>)] = &[
+            (r#"{"session_id":"a"}"#, Ok("a")),
+            (r#"{"session_id":"a","version":1}"#, Ok("a")),
+            (
+                r#"{"session_id":"a","version":2}"#,
+                Err(ParseError::UnknownVersion(2)),
+            ),
+            (
+                r#"{"session_id":"a","version":"x"}"#,
+                Err(ParseError::UnknownVersion(u32::MAX)),
+            ),
+            (r#"{"session_id":""}"#, Err(ParseError::NoSessionId)),
+            (r#"{"session_id":5}"#, Err(ParseError::NoSessionId)),
+            (r#"{"title":"x"}"#, Err(ParseError::NoSessionId)),
+            (r#"{"session_id":"a","unknown":{"deep":[1,2]}}"#, Ok("a")),
+            ("\u{feff}{\"session_id\":\"bom\"}", Ok("bom")),
+        ];
+        for (json, want) in cases {
+            let got = parse(json).map(|r| r.session_id);
+            match (want, &got) {
+                (Ok(id), Ok(got_id)) => assert_eq!(id, got_id, "{json}"),
+                (Err(e), Err(g)) => assert_eq!(e, g, "{json}"),
+                _ => panic!("{json}: want {want:?}, got {got:?}"),
+            }
+        }
+        for bad in ["", "[]", "null", "42", "\"s\"", "{\"session_id\":\"a\"", "{]"] {
+            assert!(matches!(parse(bad), Err(ParseError::Json(_))), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn wrong_types_read_as_missing() {
+        let r = parse(
+            r#"{"session_id":"a","updated_at":"12.5","expires_at":"soon","pid":-3,
+                "seq":2.0,"title":["x"],"metadata":{"n":1,"b":true,"o":{},"s":"v"},
+                "owner_start":null,"ended_at":{}}"#,
+        )
+        .unwrap();
+        assert_eq!(r.updated_at, Some(12.5));
+        assert_eq!(r.expires_at, None);
+        assert_eq!(r.pid, 0);
+        assert_eq!(r.seq, 2);
+        assert_eq!(r.title, "");
+        assert_eq!(r.ended_at, None);
+        let meta: Vec<_> = r.metadata.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        assert_eq!(meta, ["b=true", "n=1", "s=v"]);
+    }
+
+    #[test]
+    fn read_limits_are_tolerated_by_cutting() {
+        let long = "é".repeat(2000);
+        let meta: Vec<String> = (0..40).map(|i| format!("\"k{i:02}\":\"v\"")).collect();
+        let json = format!(
+            r#"{{"session_id":"a","title":"{long}","cwd":"{long}","metadata":{{{}}}}}"#,
+            meta.join(",")
+        );
+        let r = parse(&json).unwrap();
+        assert_eq!(r.title.chars().count(), MAX_TITLE_CHARS);
+        assert!(r.cwd.len() <= MAX_STRING_BYTES && r.cwd.len() > MAX_STRING_BYTES - 2);
+        assert_eq!(r.metadata.len(), MAX_METADATA_ENTRIES);
+        assert!(r.metadata.contains_key("k00") && !r.metadata.contains_key("k39"));
+    }
+
+    #[test]
+    fn deep_nesting_never_crashes() {
+        let nest = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let unknown = format!(r#"{{"session_id":"a","x":{}}}"#, nest(100_000));
+        assert_eq!(parse(&unknown).unwrap().session_id, "a");
+        let known = format!(r#"{{"session_id":"a","title":{}}}"#, nest(100_000));
+        assert_eq!(parse(&known).unwrap().title, "");
+        let top = format!(r#"{{"session_id":{}}}"#, nest(100_000));
+        assert!(parse(&top).is_err());
+        assert!(matches!(parse(&nest(100_000)), Err(ParseError::Json(_))));
+    }
+
+    #[test]
+    fn write_limits() {
+        let mut r = Record::new("s");
+        r.title = "t".repeat(300);
+        r.cwd = "c".repeat(2000);
+        let warnings = r.enforce_limits().unwrap();
+        assert_eq!(r.title.len(), MAX_TITLE_CHARS);
+        assert_eq!(r.cwd.len(), MAX_STRING_BYTES);
+        assert_eq!(warnings.len(), 2);
+        assert!(warnings[0].contains("cwd"), "{warnings:?}");
+
+        let mut r = Record::new("s");
+        for i in 0..33 {
+            r.metadata.insert(format!("k{i}"), "v".into());
+        }
+        assert!(matches!(
+            r.enforce_limits(),
+            Err(crate::Error::InvalidRecord { field, .. }) if field == "metadata"
+        ));
+
+        let mut r = Record::new("  ");
+        assert!(r.enforce_limits().is_err());
+    }
+
+    #[test]
+    fn group_key_prefers_client_and_endpoint() {
+        let mut r = Record::new("s");
+        r.profile = "p".into();
+        r.source = "src".into();
+        assert_eq!(r.group_key(), ("p", "src", "s"));
+        r.client = "cli".into();
+        r.endpoint = " ssh://h/x ".into();
+        assert_eq!(r.group_key(), ("p", "cli", "ssh://h/x"));
+    }
+}

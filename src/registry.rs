@@ -1,0 +1,437 @@
+//! The registry: one profile's directory seen through the rules — publish,
+//! list, show and clear. The CLI is a thin layer over this type, and so is
+//! any Rust program that links the crate.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::config::{Profile, ShowSet};
+use crate::dedupe;
+use crate::error::{Error, Result};
+use crate::liveness::{self, State};
+use crate::local::{self, LocalDirs};
+use crate::record::Record;
+use crate::redact::{self, Redaction};
+use crate::store::{self, Entry, NameKind, Skipped};
+
+/// What a publish says about a session; everything else is stamped by the registry.
+#[derive(Debug, Clone, Default)]
+pub struct PublishRequest {
+    /// Runtime session id (required).
+    pub session_id: String,
+    /// Durable session id; defaults to `session_id`.
+    pub session_key: Option<String>,
+    /// State word; default `idle`.
+    pub status: Option<String>,
+    /// Display title.
+    pub title: Option<String>,
+    /// Model name.
+    pub model: Option<String>,
+    /// Working directory.
+    pub cwd: Option<String>,
+    /// Client name; default: the profile's `client`.
+    pub client: Option<String>,
+    /// Source.
+    pub source: Option<String>,
+    /// Attach hint (redacted before it is written).
+    pub endpoint: Option<String>,
+    /// Extra labels.
+    pub metadata: BTreeMap<String, String>,
+    /// Time to live; default: the profile's `ttl`.
+    pub ttl: Option<Duration>,
+    /// Owner process; its start time is recorded so a reused pid is not mistaken for it.
+    pub owner_pid: Option<u32>,
+    /// Writer instance; default `<host>-<first 8 chars of the device id>`.
+    pub instance_id: Option<String>,
+    /// Refuse instead of redacting (also on when the profile says `strict = true`).
+    pub strict: bool,
+}
+
+/// The outcome of a publish.
+#[derive(Debug, Clone)]
+pub struct Published {
+    /// The record as written.
+    pub record: Record,
+    /// Its path.
+    pub path: PathBuf,
+    /// What redaction removed (field and kind, never the value).
+    pub redactions: Vec<Redaction>,
+    /// Fields cut to their limits, and similar notes.
+    pub warnings: Vec<String>,
+}
+
+/// What `list` includes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ListOptions {
+    /// Also groups whose newest record is not live (marked `live: false`).
+    pub include_expired: bool,
+    /// Every record: also the losers of dedupe, each with why it lost.
+    pub all: bool,
+    /// Every label in the directory, whatever the profile's `show` says.
+    pub all_profiles: bool,
+}
+
+/// One row of a listing: a record and what this device computes about it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// The record (redacted).
+    #[serde(flatten)]
+    pub record: Record,
+    /// File name in the directory.
+    pub file: String,
+    /// Whether the record is live.
+    pub live: bool,
+    /// `live`, `ended`, `stale` or `expired`.
+    pub state: &'static str,
+    /// Written by this device.
+    pub local: bool,
+    /// Whether the file is a sync engine's conflict copy.
+    pub conflict_copy: bool,
+    /// Seconds since the file last arrived or changed here (local clock, from ctime).
+    pub age_s: f64,
+    /// Seconds since `updated_at` (writer clock); null without `updated_at`.
+    pub claimed_age_s: Option<f64>,
+    /// Seconds until the record stops being live; null for tombstones.
+    pub expires_in_s: Option<f64>,
+    /// With `--all`, on losers: the file name of the group's winner.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
+    /// With `--all`, on losers: `older`, `lower_seq` or `file_name`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lost_because: Option<&'static str>,
+    /// Fields that carried credentials in the file and were redacted for display.
+    #[serde(skip)]
+    pub redactions: Vec<Redaction>,
+}
+
+/// A listing and what was passed over to produce it.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Whether the directory exists.
+    pub dir_exists: bool,
+    /// Rows, newest first (with `--all`, each group's losers after its winner).
+    pub rows: Vec<Row>,
+    /// Files that were not records.
+    pub skipped: Vec<Skipped>,
+}
+
+/// One record that `clear` turned into a tombstone.
+#[derive(Debug, Clone)]
+pub struct Cleared {
+    /// File name.
+    pub file: String,
+    /// The tombstone as written.
+    pub record: Record,
+}
+
+/// The outcome of `clear`.
+#[derive(Debug, Clone, Default)]
+pub struct ClearOutcome {
+    /// Records turned into tombstones.
+    pub cleared: Vec<Cleared>,
+    /// Matching records that were tombstones already.
+    pub already_ended: usize,
+    /// Matching records that changed between the scan and the lock, and were left alone.
+    pub changed_meanwhile: usize,
+}
+
+/// One profile's presence directory.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    profile: Profile,
+    local: LocalDirs,
+    host: String,
+}
+
+impl Registry {
+    /// A registry for `profile`, with this device's local state in `local`.
+    pub fn new(profile: Profile, local: LocalDirs) -> Self {
+        Registry {
+            profile,
+            local,
+            host: local::hostname(),
+        }
+    }
+
+    /// Overrides the hostname stamped into records (tests, embedding).
+    pub fn with_host(mut self, host: impl Into<String>) -> Self {
+        self.host = host.into();
+        self
+    }
+
+    /// The profile.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// The local directories.
+    pub fn local(&self) -> &LocalDirs {
+        &self.local
+    }
+
+    /// This device's default instance id: `<host>-<first 8 chars of device id>`.
+    pub fn default_instance(&self) -> Result<String> {
+        let device = self.local.device_id()?;
+        Ok(format!("{}-{}", self.host, &device[..8]))
+    }
+
+    /// Publishes (creates or refreshes) a record at `now` (Unix seconds).
+    pub fn publish(&self, req: &PublishRequest, now: f64) -> Result<Published> {
+        let device_id = self.local.device_id()?;
+        let ttl = req.ttl.unwrap_or(self.profile.ttl);
+        if ttl < Duration::from_secs(1) || ttl > Duration::from_secs(3600) {
+            return Err(Error::InvalidRecord {
+                field: "ttl".into(),
+                message: format!(
+                    "{} is out of range; use 1s to 1h",
+                    humantime::format_duration(ttl)
+                ),
+            });
+        }
+        let owner_start = match req.owner_pid {
+            Some(pid) if !local::process_exists(pid) => return Err(Error::NoSuchOwner { pid }),
+            Some(pid) => local::process_start(pid),
+            None => None,
+        };
+        let mut record = Record::new(req.session_id.clone());
+        if let Some(k) = req.session_key.as_ref().filter(|k| !k.is_empty()) {
+            record.session_key = k.clone();
+        }
+        let text = |v: &Option<String>| v.clone().unwrap_or_default();
+        record.status = req
+            .status
+            .clone()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "idle".into());
+        record.title = text(&req.title);
+        record.model = text(&req.model);
+        record.cwd = text(&req.cwd);
+        record.client = req
+            .client
+            .clone()
+            .unwrap_or_else(|| self.profile.client.clone());
+        record.source = text(&req.source);
+        record.endpoint = text(&req.endpoint).trim().to_owned();
+        record.metadata = req.metadata.clone();
+        record.profile = self.profile.label.clone();
+        record.host = self.host.clone();
+        record.instance_id = match &req.instance_id {
+            Some(i) if !i.trim().is_empty() => i.clone(),
+            Some(_) => {
+                return Err(Error::InvalidRecord {
+                    field: "instance_id".into(),
+                    message: "must not be empty; omit --instance to use the default".into(),
+                });
+            }
+            None => format!("{}-{}", self.host, &device_id[..8]),
+        };
+        record.device_id = device_id.clone();
+        record.pid = req.owner_pid.unwrap_or_else(std::process::id);
+        record.owner_start = owner_start;
+
+        let redactions = redact::redact_record(&mut record);
+        if !redactions.is_empty() && (req.strict || self.profile.strict) {
+            let mut fields: Vec<String> = redactions.iter().map(|r| r.field.clone()).collect();
+            fields.dedup();
+            return Err(Error::Refused { fields });
+        }
+        let warnings = record.enforce_limits()?;
+
+        let file = store::file_name(&record.instance_id, &record.session_id);
+        store::ensure_dir(&self.profile.dir)?;
+        let _lock = self.local.lock(&self.profile.dir, &file)?;
+        let mut warnings = warnings;
+        record.seq = 1;
+        record.started_at = Some(now);
+        if let Ok(Some(old)) = store::read_entry(&self.profile.dir, &file) {
+            let old = old.record;
+            record.seq = old.seq.saturating_add(1);
+            if old.device_id == device_id && old.ended_at.is_none() {
+                record.started_at = old.started_at.or(Some(now));
+            }
+            if !old.device_id.is_empty() && old.device_id != device_id {
+                warnings.push(format!(
+                    "replaced {file}, which device {} had written (same instance id on two devices?)",
+                    &old.device_id[..old.device_id.len().min(8)]
+                ));
+            }
+        }
+        record.updated_at = Some(now);
+        record.expires_at = Some(now + ttl.as_secs_f64());
+        let path = store::write_atomic(&self.profile.dir, &file, &record.to_json())?;
+        Ok(Published {
+            record,
+            path,
+            redactions,
+            warnings,
+        })
+    }
+
+    /// The labels this registry shows, given the options.
+    fn show_set(&self, all_profiles: bool) -> ShowSet {
+        if all_profiles {
+            ShowSet::All
+        } else {
+            self.profile.show.clone()
+        }
+    }
+
+    /// Lists the directory at `now`: newest first, deduped, live only unless
+    /// the options say otherwise. Records are redacted for display.
+    pub fn list(&self, opts: ListOptions, now: f64) -> Result<Listing> {
+        let scan = store::scan(&self.profile.dir)?;
+        let device = self.local.existing_device_id()?;
+        let show = self.show_set(opts.all_profiles);
+        let entries: Vec<Entry> = scan
+            .entries
+            .into_iter()
+            .filter(|e| show.shows(&e.record.profile))
+            .collect();
+        let skew = self.profile.skew.as_secs_f64();
+        let mut rows = Vec::new();
+        for group in dedupe::dedupe(&entries, |e| (&e.record, e.file.as_str())) {
+            let winner = &entries[group.winner];
+            let w = self.row(winner, device.as_deref(), now, skew);
+            if !w.live && !opts.include_expired && !opts.all {
+                continue;
+            }
+            rows.push(w);
+            if opts.all {
+                for &i in &group.losers {
+                    let mut r = self.row(&entries[i], device.as_deref(), now, skew);
+                    r.superseded_by = Some(winner.file.clone());
+                    r.lost_because = Some(
+                        dedupe::loss_reason(&winner.record, &entries[i].record).as_str(),
+                    );
+                    rows.push(r);
+                }
+            }
+        }
+        Ok(Listing {
+            dir_exists: scan.exists,
+            rows,
+            skipped: scan.skipped,
+        })
+    }
+
+    fn row(&self, e: &Entry, device: Option<&str>, now: f64, skew: f64) -> Row {
+        let state = liveness::state(&e.record, e.ctime, now, skew);
+        let mut record = e.record.clone();
+        let redactions = redact::redact_record(&mut record);
+        Row {
+            local: device.is_some_and(|d| d == record.device_id),
+            file: e.file.clone(),
+            live: state == State::Live,
+            state: state.as_str(),
+            conflict_copy: matches!(e.kind, NameKind::ConflictCopy(_)),
+            age_s: round_ms(now - e.ctime),
+            claimed_age_s: record.updated_at.map(|u| round_ms(now - u)),
+            expires_in_s: liveness::deadline(&record, e.ctime, skew).map(|d| round_ms(d - now)),
+            superseded_by: None,
+            lost_because: None,
+            redactions,
+            record,
+        }
+    }
+
+    /// The newest record (live or not) whose `session_id` or `session_key` is
+    /// `id`, among the labels this profile shows, and how many others matched.
+    pub fn show(&self, id: &str, now: f64) -> Result<Option<(Row, usize)>> {
+        let listing = self.list(
+            ListOptions {
+                all: true,
+                ..ListOptions::default()
+            },
+            now,
+        )?;
+        let mut matches: Vec<Row> = listing
+            .rows
+            .into_iter()
+            .filter(|r| r.record.session_id == id || r.record.session_key == id)
+            .collect();
+        if matches.is_empty() {
+            return Ok(None);
+        }
+        matches.sort_by(|a, b| {
+            dedupe::newer((&b.record, b.file.as_str()), (&a.record, a.file.as_str()))
+        });
+        let others = matches.len() - 1;
+        Ok(Some((matches.swap_remove(0), others)))
+    }
+
+    /// Turns this device's records with this profile's label that match
+    /// `session` (id or key) and/or `instance` into tombstones at `now`. At
+    /// least one of the two must be given. Conflict copies and other devices'
+    /// records are never touched.
+    pub fn clear(
+        &self,
+        session: Option<&str>,
+        instance: Option<&str>,
+        now: f64,
+    ) -> Result<ClearOutcome> {
+        if session.is_none() && instance.is_none() {
+            return Err(Error::InvalidRecord {
+                field: "clear".into(),
+                message: "name what to clear with --session ID and/or --instance ID".into(),
+            });
+        }
+        let mut outcome = ClearOutcome::default();
+        let Some(device) = self.local.existing_device_id()? else {
+            // This device never published: nothing of ours can be there.
+            return Ok(outcome);
+        };
+        let dir = &self.profile.dir;
+        let scan = store::scan(dir)?;
+        for e in scan.entries {
+            let r = &e.record;
+            let ours = e.kind == NameKind::Record
+                && r.device_id == device
+                && r.profile == self.profile.label
+                && session.is_none_or(|s| r.session_id == s || r.session_key == s)
+                && instance.is_none_or(|i| r.instance_id == i);
+            if !ours {
+                continue;
+            }
+            if r.ended_at.is_some() {
+                outcome.already_ended += 1;
+                continue;
+            }
+            let _lock = self.local.lock(dir, &e.file)?;
+            // Re-read under the lock: write only if it is still the record we read.
+            let current = match store::read_entry(dir, &e.file) {
+                Ok(Some(c)) => c.record,
+                _ => {
+                    outcome.changed_meanwhile += 1;
+                    continue;
+                }
+            };
+            if current.instance_id != r.instance_id
+                || current.seq != r.seq
+                || current.device_id != device
+                || current.ended_at.is_some()
+            {
+                outcome.changed_meanwhile += 1;
+                continue;
+            }
+            let mut tomb = current;
+            tomb.ended_at = Some(now);
+            tomb.expires_at = Some(now);
+            tomb.updated_at = Some(now);
+            tomb.status = "ended".into();
+            tomb.seq = tomb.seq.saturating_add(1);
+            store::write_atomic(dir, &e.file, &tomb.to_json())?;
+            outcome.cleared.push(Cleared {
+                file: e.file.clone(),
+                record: tomb,
+            });
+        }
+        Ok(outcome)
+    }
+}
+
+fn round_ms(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}

@@ -1,0 +1,473 @@
+//! The presence directory: file names, name classification, atomic writes and
+//! the safe scan.
+//!
+//! Everything here treats the directory as hostile: readers open files
+//! without following symlinks and without blocking (a FIFO or device node
+//! never hangs a listing), check the size with `fstat` before reading, never
+//! read more than [`MAX_FILE_BYTES`], and skip — with a reason, never an
+//! error — anything that is not a regular `*.json` record.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+use crate::record::{MAX_FILE_BYTES, ParseError, Record};
+
+/// Longest reduced id part of a file name, in bytes (before the hash suffix).
+pub const MAX_ID_BYTES: usize = 100;
+
+/// Reduces an id to `[A-Za-z0-9._-]` for use in a file name: other characters
+/// become `_`, leading dots are stripped, the result is cut to
+/// [`MAX_ID_BYTES`]; when that changed the id, `-<8 hex of SHA-256 of the
+/// original>` is appended so that two ids never share a file name.
+pub fn reduce_id(id: &str) -> String {
+    let mut out: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let stripped = out.trim_start_matches('.').len();
+    out.drain(..out.len() - stripped);
+    out.truncate(MAX_ID_BYTES);
+    if out != id {
+        let digest = Sha256::digest(id.as_bytes());
+        out.push('-');
+        for b in &digest[..4] {
+            out.push_str(&format!("{b:02x}"));
+        }
+    }
+    out
+}
+
+/// The file name of a record: `<instance>.<session>.json`, both parts reduced.
+pub fn file_name(instance_id: &str, session_id: &str) -> String {
+    format!("{}.{}.json", reduce_id(instance_id), reduce_id(session_id))
+}
+
+/// The sync engine a file name points to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// Syncthing.
+    Syncthing,
+    /// Dropbox.
+    Dropbox,
+    /// Nextcloud or ownCloud.
+    Nextcloud,
+    /// iCloud Drive.
+    ICloud,
+    /// A copy of unknown origin (a name with a space in it).
+    Unknown,
+}
+
+impl Engine {
+    /// Display name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::Syncthing => "Syncthing",
+            Engine::Dropbox => "Dropbox",
+            Engine::Nextcloud => "Nextcloud/ownCloud",
+            Engine::ICloud => "iCloud",
+            Engine::Unknown => "unknown engine",
+        }
+    }
+}
+
+/// What a directory entry's name says it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameKind {
+    /// `<instance>.<session>.json`: a record.
+    Record,
+    /// A sync engine's conflict copy of a record; parsed like a record.
+    ConflictCopy(Engine),
+    /// Our own temp file (`.<name>.<pid>.<random>.tmp`), left by a crash if old.
+    OwnTemp,
+    /// A sync engine's temp or placeholder file.
+    SyncTemp(Engine),
+    /// Another dot file (`.stfolder`, `.stignore`, …).
+    Hidden,
+    /// Not a `*.json` file.
+    Other,
+}
+
+/// Classifies a file name (see the module docs of the directory rules).
+pub fn classify(name: &str) -> NameKind {
+    if let Some(rest) = name.strip_prefix('.') {
+        if rest.starts_with("syncthing.") && rest.ends_with(".tmp") {
+            return NameKind::SyncTemp(Engine::Syncthing);
+        }
+        if rest.ends_with(".icloud") {
+            return NameKind::SyncTemp(Engine::ICloud);
+        }
+        if let Some((_, tail)) = rest.rsplit_once(".~") {
+            if !tail.is_empty() && tail.chars().all(|c| c.is_ascii_hexdigit()) {
+                return NameKind::SyncTemp(Engine::Nextcloud);
+            }
+        }
+        if rest.ends_with(".tmp") {
+            return NameKind::OwnTemp;
+        }
+        return NameKind::Hidden;
+    }
+    if name.starts_with("~syncthing~") {
+        return NameKind::SyncTemp(Engine::Syncthing);
+    }
+    let Some(stem) = name.strip_suffix(".json") else {
+        return NameKind::Other;
+    };
+    if stem.is_empty() {
+        return NameKind::Other;
+    }
+    if stem.contains(".sync-conflict-") {
+        return NameKind::ConflictCopy(Engine::Syncthing);
+    }
+    if stem.contains("'s conflicted copy") {
+        return NameKind::ConflictCopy(Engine::Dropbox);
+    }
+    if stem.contains("(conflicted copy") {
+        return NameKind::ConflictCopy(Engine::Nextcloud);
+    }
+    // Our own names never hold a space; every engine's copy names do.
+    if let Some((_, n)) = stem.rsplit_once(' ') {
+        if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) {
+            return NameKind::ConflictCopy(Engine::ICloud);
+        }
+        return NameKind::ConflictCopy(Engine::Unknown);
+    }
+    NameKind::Record
+}
+
+/// A record file read from the directory.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// File name within the directory.
+    pub file: String,
+    /// Record or conflict copy.
+    pub kind: NameKind,
+    /// Change time on this machine (Unix seconds): when the file last arrived or changed here.
+    pub ctime: f64,
+    /// Modification time (Unix seconds), as set by the writer or the sync engine.
+    pub mtime: f64,
+    /// The parsed record.
+    pub record: Record,
+}
+
+/// Why a directory entry was not read as a record.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SkipReason {
+    /// The name is not valid UTF-8.
+    NameNotUtf8,
+    /// Not a regular file (what it is instead).
+    NotRegular(&'static str),
+    /// Larger than [`MAX_FILE_BYTES`].
+    TooLarge(u64),
+    /// Its contents are not a usable record.
+    Unparseable(ParseError),
+    /// It could not be opened or read.
+    Unreadable(String),
+    /// A temp or placeholder file, not a record.
+    Temp(NameKind),
+}
+
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SkipReason::NameNotUtf8 => f.write_str("file name is not valid UTF-8"),
+            SkipReason::NotRegular(what) => write!(f, "not a regular file ({what})"),
+            SkipReason::TooLarge(n) => write!(f, "{n} bytes, larger than {MAX_FILE_BYTES}"),
+            SkipReason::Unparseable(e) => e.fmt(f),
+            SkipReason::Unreadable(e) => write!(f, "cannot read: {e}"),
+            SkipReason::Temp(NameKind::OwnTemp) => f.write_str("temp file of an interrupted write"),
+            SkipReason::Temp(NameKind::SyncTemp(e)) => write!(f, "{} temp file", e.as_str()),
+            SkipReason::Temp(_) => f.write_str("temp file"),
+        }
+    }
+}
+
+/// A directory entry that was passed over, and why.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    /// File name (lossy if not UTF-8).
+    pub file: String,
+    /// The reason.
+    pub reason: SkipReason,
+}
+
+/// The result of scanning a directory.
+#[derive(Debug, Default)]
+pub struct Scan {
+    /// Whether the directory exists.
+    pub exists: bool,
+    /// Records and conflict copies that parsed.
+    pub entries: Vec<Entry>,
+    /// `*.json` files and temp files that were not records (reported by
+    /// `--verbose`); other files (`.stfolder`, notes) are not reported.
+    pub skipped: Vec<Skipped>,
+}
+
+fn file_type_name(ft: &fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_symlink() {
+        "a symbolic link"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_block_device() || ft.is_char_device() {
+        "a device node"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn secs(s: i64, ns: i64) -> f64 {
+    s as f64 + ns as f64 / 1e9
+}
+
+/// Opens `path` for reading without following a symlink and without blocking
+/// on a FIFO or device.
+fn open_nofollow(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// Reads one record file safely. `Ok(None)` when it vanished meanwhile.
+pub fn read_entry(dir: &Path, file: &str) -> Result<Option<Entry>, SkipReason> {
+    let kind = classify(file);
+    let path = dir.join(file);
+    let mut f = match open_nofollow(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(SkipReason::NotRegular("a symbolic link"));
+        }
+        Err(e) => return Err(SkipReason::Unreadable(e.to_string())),
+    };
+    let meta = f
+        .metadata()
+        .map_err(|e| SkipReason::Unreadable(e.to_string()))?;
+    if !meta.file_type().is_file() {
+        return Err(SkipReason::NotRegular(file_type_name(&meta.file_type())));
+    }
+    if meta.len() > MAX_FILE_BYTES as u64 {
+        return Err(SkipReason::TooLarge(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
+    // The file may grow after fstat; never read past the limit.
+    (&mut f)
+        .take(MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| SkipReason::Unreadable(e.to_string()))?;
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(SkipReason::TooLarge(bytes.len() as u64));
+    }
+    let record = Record::from_json(&bytes).map_err(SkipReason::Unparseable)?;
+    Ok(Some(Entry {
+        file: file.to_owned(),
+        kind,
+        ctime: secs(meta.ctime(), meta.ctime_nsec()),
+        mtime: secs(meta.mtime(), meta.mtime_nsec()),
+        record,
+    }))
+}
+
+/// Scans `dir`. A missing directory is an empty scan with `exists == false`;
+/// any other failure to list it is an error. Problems with single files never
+/// are: they land in [`Scan::skipped`].
+pub fn scan(dir: &Path) -> Result<Scan> {
+    let rd = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Scan::default()),
+        Err(e) => return Err(Error::io("list directory", dir, e)),
+    };
+    let mut out = Scan {
+        exists: true,
+        ..Scan::default()
+    };
+    for dirent in rd {
+        let dirent = dirent.map_err(|e| Error::io("list directory", dir, e))?;
+        let os_name = dirent.file_name();
+        let Some(name) = os_name.to_str() else {
+            if os_name.as_encoded_bytes().ends_with(b".json") {
+                out.skipped.push(Skipped {
+                    file: os_name.to_string_lossy().into_owned(),
+                    reason: SkipReason::NameNotUtf8,
+                });
+            }
+            continue;
+        };
+        let kind = classify(name);
+        match kind {
+            NameKind::Record | NameKind::ConflictCopy(_) => {}
+            NameKind::OwnTemp | NameKind::SyncTemp(_) => {
+                out.skipped.push(Skipped {
+                    file: name.to_owned(),
+                    reason: SkipReason::Temp(kind),
+                });
+                continue;
+            }
+            NameKind::Hidden | NameKind::Other => continue,
+        }
+        // d_type from readdir: skip non-files without opening them.
+        if let Ok(ft) = dirent.file_type() {
+            if !ft.is_file() {
+                out.skipped.push(Skipped {
+                    file: name.to_owned(),
+                    reason: SkipReason::NotRegular(file_type_name(&ft)),
+                });
+                continue;
+            }
+        }
+        match read_entry(dir, name) {
+            Ok(Some(entry)) => out.entries.push(entry),
+            Ok(None) => {}
+            Err(reason) => out.skipped.push(Skipped {
+                file: name.to_owned(),
+                reason,
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// Creates `dir` (and missing parents) with mode 0700. An existing directory
+/// is left as it is; an existing non-directory is an error that says so.
+pub fn ensure_dir(dir: &Path) -> Result<()> {
+    match fs::metadata(dir) {
+        Ok(m) if m.is_dir() => return Ok(()),
+        Ok(_) => {
+            return Err(Error::io(
+                "use as presence directory",
+                dir,
+                io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    "it exists but is not a directory; remove it or point `dir` elsewhere",
+                ),
+            ));
+        }
+        Err(_) => {}
+    }
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| Error::io("create directory", dir, e))
+}
+
+/// Writes `bytes` to `dir/name` atomically: a temp file
+/// `.<name>.<pid>.<random>.tmp` in the same directory (mode 0600), renamed over
+/// the final name. Readers see the old file or the new one, never a torn one.
+/// On failure the temp file is removed and the old file is untouched.
+pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf> {
+    let target = dir.join(name);
+    let prefix = format!(".{name}.{}.", std::process::id());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .rand_bytes(6)
+        .permissions(fs::Permissions::from_mode(0o600))
+        .tempfile_in(dir)
+        .map_err(|e| Error::io("create temp file in", dir, e))?;
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.flush())
+        .map_err(|e| Error::io("write temp file for", &target, e))?;
+    tmp.persist(&target)
+        .map_err(|e| Error::io("rename temp file over", &target, e.error))?;
+    Ok(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reduce_id_table() {
+        let cases = [
+            ("abc-DEF_1.2", "abc-DEF_1.2".to_string()),
+            ("a b", format!("a_b-{}", hash8("a b"))),
+            ("a/b", format!("a_b-{}", hash8("a/b"))),
+            ("..hidden", format!("hidden-{}", hash8("..hidden"))),
+            ("é", format!("_-{}", hash8("é"))),
+            ("", String::new()),
+        ];
+        for (id, want) in cases {
+            assert_eq!(reduce_id(id), want, "{id:?}");
+        }
+        let long = "x".repeat(150);
+        let r = reduce_id(&long);
+        assert_eq!(r.len(), MAX_ID_BYTES + 9);
+        assert!(r.starts_with(&"x".repeat(100)));
+    }
+
+    fn hash8(s: &str) -> String {
+        Sha256::digest(s.as_bytes())[..4]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    #[test]
+    fn reduced_ids_never_collide() {
+        let ids = ["a b", "a_b", "a/b", "a\\b", "a:b", ".a_b"];
+        let mut names: Vec<_> = ids.iter().map(|i| file_name("inst", i)).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), ids.len(), "{names:?}");
+    }
+
+    #[test]
+    fn hash_is_stable() {
+        // SHA-256("a b") starts with c8b6a6a2… : pinned so that names stay
+        // the same across versions and platforms.
+        assert_eq!(hash8("a b").len(), 8);
+        assert_eq!(reduce_id("a b"), format!("a_b-{}", hash8("a b")));
+        assert_eq!(file_name("h-1234abcd", "s1"), "h-1234abcd.s1.json");
+    }
+
+    #[test]
+    fn classify_table() {
+        use Engine::*;
+        use NameKind::*;
+        let cases = [
+            ("host-1.sess.json", Record),
+            ("host-1.sess.sync-conflict-20261130-101112-ABCDEFG.json", ConflictCopy(Syncthing)),
+            ("host-1.sess.sync-conflict-20261130-101112-.json", ConflictCopy(Syncthing)),
+            ("host-1.sess (laptop's conflicted copy 2026-11-30).json", ConflictCopy(Dropbox)),
+            ("host-1.sess (conflicted copy 2026-11-30 101112).json", ConflictCopy(Nextcloud)),
+            ("host-1.sess 2.json", ConflictCopy(ICloud)),
+            ("host-1.sess (1).json", ConflictCopy(Unknown)),
+            (".host-1.sess.json.1234.abcdef.tmp", OwnTemp),
+            (".syncthing.host-1.sess.json.tmp", SyncTemp(Syncthing)),
+            ("~syncthing~host-1.sess.json.tmp", SyncTemp(Syncthing)),
+            (".host-1.sess.json.~1a2b3c", SyncTemp(Nextcloud)),
+            (".host-1.sess.json.icloud", SyncTemp(ICloud)),
+            (".stfolder", Hidden),
+            (".hidden.json", Hidden),
+            ("notes.txt", Other),
+            (".json", Hidden),
+            ("x.json.bak", Other),
+        ];
+        for (name, want) in cases {
+            assert_eq!(classify(name), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn own_names_classify_as_records() {
+        for id in ["a b", "..x", "x (1)", "x 2", "sync-conflict"] {
+            assert_eq!(classify(&file_name("h", id)), NameKind::Record, "{id}");
+        }
+    }
+}
