@@ -91,8 +91,18 @@ impl Error {
         match self {
             Error::Refused { .. } => 3,
             Error::InvalidRecord { .. } | Error::NoSuchOwner { .. } => 2,
-            Error::Config(ConfigError::UnknownProfile { .. }) => 2,
-            Error::Config(ConfigError::NotFound { explicit: true, .. }) => 2,
+            Error::Config(e) => e.exit_code(),
+            _ => 1,
+        }
+    }
+}
+
+impl ConfigError {
+    /// 2 when the command line named something that does not exist (a
+    /// profile, a config file), 1 when the file itself is at fault.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ConfigError::UnknownProfile { .. } | ConfigError::NotFound { .. } => 2,
             _ => 1,
         }
     }

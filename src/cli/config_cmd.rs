@@ -1,0 +1,100 @@
+//! `presence config path|show|init`.
+
+use std::io::Write;
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use presence::config::{self, ShowSet};
+
+use super::Ctx;
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Action {
+    /// Print the path of the configuration file in use
+    Path,
+    /// Print the selected profile with every setting resolved
+    Show,
+    /// Write the commented example configuration (refuses to overwrite)
+    Init,
+}
+
+pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<u8> {
+    let sel = ctx.selection();
+    let path = sel
+        .config
+        .clone()
+        .unwrap_or_else(|| ctx.local.config_file());
+    let mut out = std::io::stdout().lock();
+    match args.action {
+        Action::Path => {
+            writeln!(out, "{}", path.display())?;
+            if !path.exists() {
+                ctx.detail("the file does not exist; the built-in defaults apply");
+            }
+        }
+        Action::Show => {
+            let (p, source) = config::resolve(&sel, &ctx.local)
+                .context("cannot load the configuration")?;
+            let from = if source.exists {
+                source.path.display().to_string()
+            } else {
+                format!("built-in defaults ({} does not exist)", source.path.display())
+            };
+            let q = |s: &str| toml_string(s);
+            let d = |d: std::time::Duration| q(&humantime::format_duration(d).to_string());
+            writeln!(out, "# from: {from}")?;
+            let bare = p
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            let key = if bare { p.name.clone() } else { q(&p.name) };
+            writeln!(out, "[profiles.{key}]")?;
+            writeln!(out, "dir = {}", q(&p.dir.display().to_string()))?;
+            writeln!(out, "ttl = {}", d(p.ttl))?;
+            writeln!(out, "refresh_interval = {}", d(p.refresh_interval))?;
+            writeln!(out, "skew = {}", d(p.skew))?;
+            writeln!(out, "gc_after = {}", d(p.gc_after))?;
+            writeln!(out, "client = {}", q(&p.client))?;
+            writeln!(out, "strict = {}", p.strict)?;
+            writeln!(out, "label = {}", q(&p.label))?;
+            let show = match &p.show {
+                ShowSet::All => q("*"),
+                ShowSet::Labels(l) => l.iter().map(|s| q(s)).collect::<Vec<_>>().join(", "),
+            };
+            writeln!(out, "show = [{show}]")?;
+        }
+        Action::Init => {
+            if path.exists() {
+                anyhow::bail!(
+                    "{} already exists; edit it, or move it away and run `presence config init` again",
+                    path.display()
+                );
+            }
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("cannot create directory {}", parent.display()))?;
+            }
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .with_context(|| format!("cannot create {}", path.display()))?;
+            f.write_all(config::EXAMPLE.as_bytes())
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            if !ctx.global.quiet {
+                writeln!(out, "wrote {}", path.display())?;
+            }
+        }
+    }
+    Ok(0)
+}
+
+fn toml_string(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}

@@ -1,0 +1,147 @@
+//! Command-line arguments (clap derive) and the dispatch to one file per
+//! subcommand. Flags become library types here; the library never sees clap.
+
+mod clear;
+mod completions;
+mod config_cmd;
+mod list;
+mod output;
+mod publish;
+mod show;
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand};
+use presence::{LocalDirs, Profile, Registry, Selection, config};
+
+/// See each other's live sessions through a shared, synced directory.
+#[derive(Debug, Parser)]
+#[command(name = "presence", version, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every subcommand accepts.
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]
+    #[arg(long, global = true, env = "PRESENCE_PROFILE", value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]
+    #[arg(long, global = true, env = "PRESENCE_CONFIG", value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Use this records directory instead of the profile's, this once
+    #[arg(long, global = true, value_name = "PATH")]
+    pub dir: Option<PathBuf>,
+    /// Report skipped files and other details on stderr
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+    /// Print only errors
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Publish (create or refresh) this device's record of a session
+    Publish(publish::PublishArgs),
+    /// List live sessions, newest first
+    #[command(visible_alias = "ls")]
+    List(list::ListArgs),
+    /// Show the newest record of one session (by session id or key)
+    Show(show::ShowArgs),
+    /// End this device's record of a session (writes a tombstone)
+    Clear(clear::ClearArgs),
+    /// Show or create the configuration file
+    Config(config_cmd::ConfigArgs),
+    /// Print a shell completion script
+    Completions(completions::CompletionsArgs),
+}
+
+/// What every subcommand gets: the resolved profile and the output policy.
+pub struct Ctx {
+    pub global: Global,
+    pub local: LocalDirs,
+}
+
+impl Ctx {
+    pub fn selection(&self) -> Selection {
+        Selection {
+            config: self.global.config.clone(),
+            profile: self.global.profile.clone(),
+            dir: self.global.dir.clone(),
+        }
+    }
+
+    /// Resolves the profile through the one resolver.
+    pub fn profile(&self) -> anyhow::Result<Profile> {
+        let (profile, _) = config::resolve(&self.selection(), &self.local)
+            .context("cannot load the configuration")?;
+        Ok(profile)
+    }
+
+    pub fn registry(&self) -> anyhow::Result<Registry> {
+        Ok(Registry::new(self.profile()?, self.local.clone()))
+    }
+
+    /// A warning on stderr, unless `--quiet`.
+    pub fn warn(&self, msg: impl std::fmt::Display) {
+        if !self.global.quiet {
+            eprintln!("presence: warning: {msg}");
+        }
+    }
+
+    /// A detail on stderr, only with `--verbose`.
+    pub fn detail(&self, msg: impl std::fmt::Display) {
+        if self.global.verbose {
+            eprintln!("presence: {msg}");
+        }
+    }
+}
+
+/// An error in how the command was called (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+pub fn run(cli: Cli) -> anyhow::Result<u8> {
+    let local = LocalDirs::from_env().context("cannot find this user's local directories")?;
+    let ctx = Ctx {
+        global: cli.global,
+        local,
+    };
+    match cli.command {
+        Command::Publish(a) => publish::run(&ctx, a),
+        Command::List(a) => list::run(&ctx, a),
+        Command::Show(a) => show::run(&ctx, a),
+        Command::Clear(a) => clear::run(&ctx, a),
+        Command::Config(a) => config_cmd::run(&ctx, a),
+        Command::Completions(a) => completions::run(a),
+    }
+}
+
+pub fn exit_code(err: &anyhow::Error) -> u8 {
+    for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<presence::Error>() {
+            return e.exit_code() as u8;
+        }
+        if let Some(e) = cause.downcast_ref::<presence::ConfigError>() {
+            return e.exit_code() as u8;
+        }
+        if cause.is::<UsageError>() {
+            return 2;
+        }
+    }
+    1
+}
+
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,129 @@
+//! `presence publish`: create or refresh this device's record of a session.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Args;
+use presence::{PublishRequest, config};
+
+use super::{Ctx, UsageError};
+
+/// The flags that describe a session (shared with later wrappers such as `run`).
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    /// Runtime session id (required)
+    #[arg(long, value_name = "ID")]
+    pub session: String,
+    /// Durable session id [default: the session id]
+    #[arg(long, value_name = "K")]
+    pub key: Option<String>,
+    /// State word: idle, working, waiting, … [default: idle]
+    #[arg(long, value_name = "S")]
+    pub status: Option<String>,
+    /// Display title (at most 256 characters)
+    #[arg(long, value_name = "T")]
+    pub title: Option<String>,
+    /// Model name
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+    /// Working directory to show
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<String>,
+    /// Client name [default: the profile's `client`, "terminal"]
+    #[arg(long, value_name = "C")]
+    pub client: Option<String>,
+    /// Source of the session (cli, telegram, …)
+    #[arg(long, value_name = "S")]
+    pub source: Option<String>,
+    /// Private attach hint (ssh://host/x); credentials are stripped, nothing connects to it
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// Extra label; repeat for more (at most 32)
+    #[arg(long = "meta", value_name = "KEY=VALUE", value_parser = parse_meta)]
+    pub meta: Vec<(String, String)>,
+    /// Time to live, 1s to 1h [default: the profile's `ttl`, 90s]
+    #[arg(long, value_name = "DUR", value_parser = parse_ttl)]
+    pub ttl: Option<Duration>,
+    /// Pid of the process that owns the session
+    #[arg(long, value_name = "PID")]
+    pub owner_pid: Option<u32>,
+    /// Writer instance id [default: <host>-<first 8 chars of the device id>]
+    #[arg(long, value_name = "ID")]
+    pub instance: Option<String>,
+    /// Refuse (exit 3) instead of redacting a credential
+    #[arg(long)]
+    pub strict: bool,
+    /// Print the written record as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_meta(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("'{s}' is not KEY=VALUE (e.g. --meta branch=main)")),
+    }
+}
+
+fn parse_ttl(s: &str) -> Result<Duration, String> {
+    config::parse_duration(s)
+}
+
+impl PublishArgs {
+    pub fn request(&self) -> Result<PublishRequest, UsageError> {
+        let mut metadata = BTreeMap::new();
+        for (k, v) in &self.meta {
+            if metadata.insert(k.clone(), v.clone()).is_some() {
+                return Err(UsageError(format!("--meta {k}=… given twice")));
+            }
+        }
+        Ok(PublishRequest {
+            session_id: self.session.clone(),
+            session_key: self.key.clone(),
+            status: self.status.clone(),
+            title: self.title.clone(),
+            model: self.model.clone(),
+            cwd: self.cwd.clone(),
+            client: self.client.clone(),
+            source: self.source.clone(),
+            endpoint: self.endpoint.clone(),
+            metadata,
+            ttl: self.ttl,
+            owner_pid: self.owner_pid,
+            instance_id: self.instance.clone(),
+            strict: self.strict,
+        })
+    }
+}
+
+pub fn run(ctx: &Ctx, args: PublishArgs) -> anyhow::Result<u8> {
+    let req = args.request()?;
+    let registry = ctx.registry()?;
+    let dir = registry.profile().dir.clone();
+    let published = registry
+        .publish(&req, presence::unix_now())
+        .with_context(|| format!("cannot publish session '{}' in {}", req.session_id, dir.display()))?;
+    for r in &published.redactions {
+        ctx.warn(format_args!("redacted a credential from {r}"));
+    }
+    for w in &published.warnings {
+        ctx.warn(w);
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        super::output::write_json(&mut out, &published.record)?;
+    } else if !ctx.global.quiet {
+        let r = &published.record;
+        let ttl = r.expires_at.zip(r.updated_at).map_or(0.0, |(e, u)| e - u);
+        writeln!(
+            out,
+            "published {} ({}, live for {}s unless refreshed)",
+            r.session_id,
+            published.path.display(),
+            ttl.round()
+        )?;
+    }
+    Ok(0)
+}

@@ -1,0 +1,88 @@
+//! `presence show ID`: the newest record of one session, live or not.
+
+use std::io::Write;
+
+use anyhow::Context as _;
+use clap::Args;
+
+use super::{Ctx, output};
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Session id or session key
+    pub id: String,
+    /// Print one JSON object (the shape of a `list --json` element)
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<u8> {
+    let registry = ctx.registry()?;
+    let profile = registry.profile();
+    let found = registry
+        .show(&args.id, presence::unix_now())
+        .with_context(|| format!("cannot read {}", profile.dir.display()))?;
+    let Some((row, others)) = found else {
+        eprintln!(
+            "presence: no record with session id or key '{}' in profile '{}' ({}); \
+             `presence list --all --all-profiles` shows every record",
+            args.id,
+            profile.name,
+            profile.dir.display()
+        );
+        return Ok(1);
+    };
+    if others > 0 {
+        ctx.warn(format_args!(
+            "{others} other record{} matched '{}'; showing the newest",
+            if others == 1 { "" } else { "s" },
+            args.id
+        ));
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        super::output::write_json(&mut out, &row)?;
+        return Ok(0);
+    }
+    let r = &row.record;
+    let mut line = |k: &str, v: &str| -> std::io::Result<()> {
+        if v.is_empty() {
+            Ok(())
+        } else {
+            writeln!(out, "{k:<12} {v}")
+        }
+    };
+    let state = if row.live {
+        format!("live, expires in {}", output::short_duration(row.expires_in_s.unwrap_or(0.0)))
+    } else {
+        row.state.to_string()
+    };
+    line("session", &r.session_id)?;
+    if r.session_key != r.session_id {
+        line("key", &r.session_key)?;
+    }
+    line("state", &state)?;
+    line("status", &r.status)?;
+    line("title", &r.title)?;
+    line("client", &r.client)?;
+    line("source", &r.source)?;
+    line("model", &r.model)?;
+    line("cwd", &r.cwd)?;
+    line("endpoint", &r.endpoint)?;
+    line("host", &r.host)?;
+    line("profile", &r.profile)?;
+    line("instance", &r.instance_id)?;
+    line("device", if row.local { "this device" } else { &r.device_id })?;
+    line("seen", &output::ago(row.age_s))?;
+    if let Some(c) = row.claimed_age_s {
+        line("updated", &format!("{} (writer's clock)", output::ago(c)))?;
+    }
+    if r.pid != 0 {
+        line("pid", &r.pid.to_string())?;
+    }
+    for (k, v) in &r.metadata {
+        line(&format!("meta.{k}"), v)?;
+    }
+    line("file", &row.file)?;
+    Ok(0)
+}
