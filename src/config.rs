@@ -69,7 +69,11 @@ impl ShowSet {
         match self {
             ShowSet::All => true,
             ShowSet::Labels(labels) => {
-                let label = if profile.is_empty() { "default" } else { profile };
+                let label = if profile.is_empty() {
+                    "default"
+                } else {
+                    profile
+                };
                 labels.iter().any(|l| l == label)
             }
         }
@@ -181,14 +185,14 @@ impl<'de> Deserialize<'de> for DurationSetting {
 /// of seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
-    if let Ok(secs) = t.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Ok(Duration::from_secs_f64(secs));
-        }
+    if let Ok(secs) = t.parse::<f64>()
+        && secs.is_finite()
+        && secs >= 0.0
+    {
+        return Ok(Duration::from_secs_f64(secs));
     }
-    humantime::parse_duration(t).map_err(|e| {
-        format!("invalid duration '{text}': {e} (write e.g. \"90s\", \"5m\", \"1h\")")
-    })
+    humantime::parse_duration(t)
+        .map_err(|e| format!("invalid duration '{text}': {e} (write e.g. \"90s\", \"5m\", \"1h\")"))
 }
 
 #[derive(Deserialize)]
@@ -324,7 +328,9 @@ impl Config {
         };
         let (dir, dir_is_default) = match &settings.dir {
             Some(d) if d.trim().is_empty() => {
-                return Err(invalid("dir is empty; remove it or name a directory".into()));
+                return Err(invalid(
+                    "dir is empty; remove it or name a directory".into(),
+                ));
             }
             Some(d) => {
                 let base = source.path.parent().unwrap_or(Path::new("."));
@@ -440,7 +446,10 @@ mod tests {
         let cases = [
             ("[profiles.a]\nttl = \"forever\"", "invalid duration"),
             ("[profiles.a]\nttl = \"2h\"", "out of range"),
-            ("[profiles.a]\nttl = \"30s\"\nrefresh_interval = \"30s\"", "not below ttl"),
+            (
+                "[profiles.a]\nttl = \"30s\"\nrefresh_interval = \"30s\"",
+                "not below ttl",
+            ),
             ("[profiles.a]\ntll = \"30s\"", "unknown field `tll`"),
             ("[profiles.a]\ndir = \"\"", "dir is empty"),
             ("[profiles.a]\nshow = []", "show must list"),
@@ -457,8 +466,13 @@ mod tests {
 
     #[test]
     fn unknown_profile_lists_known_ones() {
-        let err = profile("[profiles.work]\n", Some("wrok")).unwrap_err().to_string();
-        assert!(err.contains("'wrok'") && err.contains("default, work"), "{err}");
+        let err = profile("[profiles.work]\n", Some("wrok"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("'wrok'") && err.contains("default, work"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -470,7 +484,13 @@ mod tests {
 
     #[test]
     fn duration_table() {
-        for (text, secs) in [("90s", 90.0), ("5m", 300.0), ("1h 30m", 5400.0), ("1.5", 1.5), ("0", 0.0)] {
+        for (text, secs) in [
+            ("90s", 90.0),
+            ("5m", 300.0),
+            ("1h 30m", 5400.0),
+            ("1.5", 1.5),
+            ("0", 0.0),
+        ] {
             assert_eq!(parse_duration(text).unwrap().as_secs_f64(), secs, "{text}");
         }
         for bad in ["", "-1", "ten", "5 parsecs", "inf"] {
@@ -486,6 +506,9 @@ mod tests {
         assert_eq!(expand_path("~/x", home, base), Path::new("/h/x"));
         assert_eq!(expand_path("/abs", home, base), Path::new("/abs"));
         assert_eq!(expand_path("rel", home, base), Path::new("/cfg/rel"));
-        assert_eq!(expand_path("~user/x", home, base), Path::new("/cfg/~user/x"));
+        assert_eq!(
+            expand_path("~user/x", home, base),
+            Path::new("/cfg/~user/x")
+        );
     }
 }

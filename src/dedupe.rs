@@ -119,29 +119,48 @@ mod tests {
 
     #[test]
     fn dedupe_table() {
-        type Case = (&'static str, Vec<(Record, &'static str)>, Vec<(&'static str, Vec<&'static str>)>);
+        type Case = (
+            &'static str,
+            Vec<(Record, &'static str)>,
+            Vec<(&'static str, Vec<&'static str>)>,
+        );
         let cases: Vec<Case> = vec![
             (
                 "distinct sessions stay apart, newest first",
-                vec![(rec("a", "t", "", 10.0, 1), "a.json"), (rec("b", "t", "", 20.0, 1), "b.json")],
+                vec![
+                    (rec("a", "t", "", 10.0, 1), "a.json"),
+                    (rec("b", "t", "", 20.0, 1), "b.json"),
+                ],
                 vec![("b.json", vec![]), ("a.json", vec![])],
             ),
             (
                 "conflict copy collapses; newer updated_at wins",
                 vec![
                     (rec("a", "t", "", 10.0, 5), "i.a.json"),
-                    (rec("a", "t", "", 11.0, 4), "i.a.sync-conflict-20261130-101010-ABCDEFG.json"),
+                    (
+                        rec("a", "t", "", 11.0, 4),
+                        "i.a.sync-conflict-20261130-101010-ABCDEFG.json",
+                    ),
                 ],
-                vec![("i.a.sync-conflict-20261130-101010-ABCDEFG.json", vec!["i.a.json"])],
+                vec![(
+                    "i.a.sync-conflict-20261130-101010-ABCDEFG.json",
+                    vec!["i.a.json"],
+                )],
             ),
             (
                 "same time: higher seq wins",
-                vec![(rec("a", "t", "", 10.0, 7), "x.json"), (rec("a", "t", "", 10.0, 8), "w.json")],
+                vec![
+                    (rec("a", "t", "", 10.0, 7), "x.json"),
+                    (rec("a", "t", "", 10.0, 8), "w.json"),
+                ],
                 vec![("w.json", vec!["x.json"])],
             ),
             (
                 "same time and seq: greater file name wins",
-                vec![(rec("a", "t", "", 10.0, 1), "x.json"), (rec("a", "t", "", 10.0, 1), "y.json")],
+                vec![
+                    (rec("a", "t", "", 10.0, 1), "x.json"),
+                    (rec("a", "t", "", 10.0, 1), "y.json"),
+                ],
                 vec![("y.json", vec!["x.json"])],
             ),
             (
@@ -162,7 +181,8 @@ mod tests {
             ),
         ];
         for (case, items, want) in cases {
-            let items: Vec<(Record, String)> = items.into_iter().map(|(r, f)| (r, f.to_string())).collect();
+            let items: Vec<(Record, String)> =
+                items.into_iter().map(|(r, f)| (r, f.to_string())).collect();
             let want: Vec<(String, Vec<String>)> = want
                 .into_iter()
                 .map(|(w, l)| (w.to_string(), l.into_iter().map(String::from).collect()))
@@ -186,7 +206,10 @@ mod tests {
         a.updated_at = None;
         let b = rec("s", "t", "", -5.0, 0);
         let items = vec![(a, "z.json".to_string()), (b, "a.json".to_string())];
-        assert_eq!(run(&items), vec![("a.json".to_string(), vec!["z.json".to_string()])]);
+        assert_eq!(
+            run(&items),
+            vec![("a.json".to_string(), vec!["z.json".to_string()])]
+        );
         assert_eq!(loss_reason(&items[1].0, &items[0].0), LossReason::Older);
     }
 

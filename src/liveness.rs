@@ -106,29 +106,148 @@ mod tests {
         // (case, updated_at, expires_at, ctime, now, expected)
         let h = 3600.0;
         let cases = [
-            ("fresh, clocks agree", Some(NOW - 10.0), Some(NOW + 80.0), NOW - 10.0, NOW, State::Live),
-            ("just published", Some(NOW), Some(NOW + 90.0), NOW, NOW, State::Live),
-            ("arrived 89s ago", Some(NOW - 89.0), Some(NOW + 1.0), NOW - 89.0, NOW, State::Live),
-            ("arrived 90s ago", Some(NOW - 90.0), Some(NOW), NOW - 90.0, NOW, State::Stale),
+            (
+                "fresh, clocks agree",
+                Some(NOW - 10.0),
+                Some(NOW + 80.0),
+                NOW - 10.0,
+                NOW,
+                State::Live,
+            ),
+            (
+                "just published",
+                Some(NOW),
+                Some(NOW + 90.0),
+                NOW,
+                NOW,
+                State::Live,
+            ),
+            (
+                "arrived 89s ago",
+                Some(NOW - 89.0),
+                Some(NOW + 1.0),
+                NOW - 89.0,
+                NOW,
+                State::Live,
+            ),
+            (
+                "arrived 90s ago",
+                Some(NOW - 90.0),
+                Some(NOW),
+                NOW - 90.0,
+                NOW,
+                State::Stale,
+            ),
             // Writer clock 3 h ahead: it claims to expire in 3 h, but it
             // arrived here 91 s ago and nobody refreshed it.
-            ("writer 3h ahead, dead", Some(NOW + 3.0 * h - 91.0), Some(NOW + 3.0 * h - 1.0), NOW - 91.0, NOW, State::Stale),
-            ("writer 3h ahead, alive", Some(NOW + 3.0 * h - 5.0), Some(NOW + 3.0 * h + 85.0), NOW - 5.0, NOW, State::Live),
+            (
+                "writer 3h ahead, dead",
+                Some(NOW + 3.0 * h - 91.0),
+                Some(NOW + 3.0 * h - 1.0),
+                NOW - 91.0,
+                NOW,
+                State::Stale,
+            ),
+            (
+                "writer 3h ahead, alive",
+                Some(NOW + 3.0 * h - 5.0),
+                Some(NOW + 3.0 * h + 85.0),
+                NOW - 5.0,
+                NOW,
+                State::Live,
+            ),
             // Writer clock 4 min behind, refreshed 5 s ago: its expires_at is
             // already in our past, but within skew.
-            ("writer 4m behind, alive", Some(NOW - 245.0), Some(NOW - 155.0), NOW - 5.0, NOW, State::Live),
-            ("writer 6m behind, beyond skew", Some(NOW - 365.0), Some(NOW - 275.0 - 30.0), NOW - 5.0, NOW, State::Expired),
+            (
+                "writer 4m behind, alive",
+                Some(NOW - 245.0),
+                Some(NOW - 155.0),
+                NOW - 5.0,
+                NOW,
+                State::Live,
+            ),
+            (
+                "writer 6m behind, beyond skew",
+                Some(NOW - 365.0),
+                Some(NOW - 275.0 - 30.0),
+                NOW - 5.0,
+                NOW,
+                State::Expired,
+            ),
             // A copy from a device that was offline for a day arrives now:
             // fresh ctime, ancient expires_at.
-            ("stale copy arriving late", Some(NOW - 86_400.0), Some(NOW - 86_310.0), NOW, NOW, State::Expired),
-            ("missing expires_at", Some(NOW), None, NOW, NOW, State::Expired),
-            ("missing updated_at: default ttl", None, Some(NOW + 50.0), NOW - 89.0, NOW, State::Live),
-            ("missing updated_at: default ttl ends", None, Some(NOW + 50.0), NOW - 90.0, NOW, State::Stale),
-            ("ttl clamped up to 1s", Some(NOW), Some(NOW - 10.0), NOW - 0.5, NOW, State::Live),
-            ("ttl clamped up to 1s, passed", Some(NOW), Some(NOW - 10.0), NOW - 1.0, NOW, State::Stale),
-            ("ttl clamped down to 1h", Some(NOW), Some(NOW + 10.0 * h), NOW - h + 1.0, NOW, State::Live),
-            ("ttl clamped down to 1h, passed", Some(NOW), Some(NOW + 10.0 * h), NOW - h, NOW, State::Stale),
-            ("ctime in the future (clock stepped back)", Some(NOW), Some(NOW + 90.0), NOW + 30.0, NOW, State::Live),
+            (
+                "stale copy arriving late",
+                Some(NOW - 86_400.0),
+                Some(NOW - 86_310.0),
+                NOW,
+                NOW,
+                State::Expired,
+            ),
+            (
+                "missing expires_at",
+                Some(NOW),
+                None,
+                NOW,
+                NOW,
+                State::Expired,
+            ),
+            (
+                "missing updated_at: default ttl",
+                None,
+                Some(NOW + 50.0),
+                NOW - 89.0,
+                NOW,
+                State::Live,
+            ),
+            (
+                "missing updated_at: default ttl ends",
+                None,
+                Some(NOW + 50.0),
+                NOW - 90.0,
+                NOW,
+                State::Stale,
+            ),
+            (
+                "ttl clamped up to 1s",
+                Some(NOW),
+                Some(NOW - 10.0),
+                NOW - 0.5,
+                NOW,
+                State::Live,
+            ),
+            (
+                "ttl clamped up to 1s, passed",
+                Some(NOW),
+                Some(NOW - 10.0),
+                NOW - 1.0,
+                NOW,
+                State::Stale,
+            ),
+            (
+                "ttl clamped down to 1h",
+                Some(NOW),
+                Some(NOW + 10.0 * h),
+                NOW - h + 1.0,
+                NOW,
+                State::Live,
+            ),
+            (
+                "ttl clamped down to 1h, passed",
+                Some(NOW),
+                Some(NOW + 10.0 * h),
+                NOW - h,
+                NOW,
+                State::Stale,
+            ),
+            (
+                "ctime in the future (clock stepped back)",
+                Some(NOW),
+                Some(NOW + 90.0),
+                NOW + 30.0,
+                NOW,
+                State::Live,
+            ),
         ];
         for (case, u, e, ctime, now, want) in cases {
             assert_eq!(state(&rec(u, e), ctime, now, SKEW), want, "{case}");
@@ -164,7 +283,10 @@ mod tests {
     #[test]
     fn deadline_is_the_earlier_bound() {
         // Local bound first.
-        assert_eq!(deadline(&rec(Some(NOW), Some(NOW + 90.0)), NOW, SKEW), Some(NOW + 90.0));
+        assert_eq!(
+            deadline(&rec(Some(NOW), Some(NOW + 90.0)), NOW, SKEW),
+            Some(NOW + 90.0)
+        );
         // Writer bound first: clock far behind.
         let r = rec(Some(NOW - 1000.0), Some(NOW - 910.0));
         assert_eq!(deadline(&r, NOW, 300.0), Some(NOW - 610.0));

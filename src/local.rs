@@ -202,7 +202,10 @@ mod tests {
         fs::create_dir_all(&dirs.data).unwrap();
         fs::write(dirs.device_id_file(), "garbage").unwrap();
         let err = dirs.device_id().unwrap_err().to_string();
-        assert!(err.contains("device-id") && err.contains("delete it"), "{err}");
+        assert!(
+            err.contains("device-id") && err.contains("delete it"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -305,10 +305,10 @@ impl Record {
 }
 
 fn truncate_field(name: &str, value: &mut String) {
-    if name == "title" {
-        if let Some((idx, _)) = value.char_indices().nth(MAX_TITLE_CHARS) {
-            value.truncate(idx);
-        }
+    if name == "title"
+        && let Some((idx, _)) = value.char_indices().nth(MAX_TITLE_CHARS)
+    {
+        value.truncate(idx);
     }
     truncate_at_boundary(value, MAX_STRING_BYTES);
 }
@@ -626,7 +626,15 @@ mod tests {
                 _ => panic!("{json}: want {want:?}, got {got:?}"),
             }
         }
-        for bad in ["", "[]", "null", "42", "\"s\"", "{\"session_id\":\"a\"", "{]"] {
+        for bad in [
+            "",
+            "[]",
+            "null",
+            "42",
+            "\"s\"",
+            "{\"session_id\":\"a\"",
+            "{]",
+        ] {
             assert!(matches!(parse(bad), Err(ParseError::Json(_))), "{bad:?}");
         }
     }

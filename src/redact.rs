@@ -37,19 +37,40 @@ impl std::fmt::Display for Redaction {
 /// they consume, so [`REDACTED`] never matches one of them.
 const SHAPES: &[(&str, &str)] = &[
     ("GitHub token", r"gh[pousr]_[A-Za-z0-9]{36,255}"),
-    ("GitHub fine-grained token", r"github_pat_[A-Za-z0-9_]{22,255}"),
+    (
+        "GitHub fine-grained token",
+        r"github_pat_[A-Za-z0-9_]{22,255}",
+    ),
     ("GitLab token", r"glpat-[0-9A-Za-z_-]{20,}"),
-    ("AWS access key id", r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}"),
-    ("AWS secret key", r"(?i)aws_?secret_?access_?key\s*[=:]\s*[A-Za-z0-9/+=]{40}"),
+    (
+        "AWS access key id",
+        r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}",
+    ),
+    (
+        "AWS secret key",
+        r"(?i)aws_?secret_?access_?key\s*[=:]\s*[A-Za-z0-9/+=]{40}",
+    ),
     ("Slack token", r"xox[abposr]-[A-Za-z0-9-]{10,}"),
-    ("Slack webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+"),
-    ("Discord webhook", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]+"),
+    (
+        "Slack webhook",
+        r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+",
+    ),
+    (
+        "Discord webhook",
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]+",
+    ),
     ("OpenAI/Anthropic key", r"sk-[A-Za-z0-9_-]{20,}"),
     ("Stripe key", r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}"),
     ("Google API key", r"AIza[0-9A-Za-z_-]{35}"),
     ("Google OAuth secret", r"GOCSPX-[A-Za-z0-9_-]{28}"),
-    ("JSON web token", r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"),
-    ("private key", r"(?s)-----BEGIN[A-Z ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END[A-Z ]*PRIVATE KEY( BLOCK)?-----|\z)"),
+    (
+        "JSON web token",
+        r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",
+    ),
+    (
+        "private key",
+        r"(?s)-----BEGIN[A-Z ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END[A-Z ]*PRIVATE KEY( BLOCK)?-----|\z)",
+    ),
     ("bearer token", r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}"),
     ("npm token", r"npm_[A-Za-z0-9]{36}"),
     ("PyPI token", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
@@ -147,7 +168,10 @@ const PARAM_WORDS: &[&str] = &[
 /// Whether a URL query parameter name looks like it carries a credential.
 pub fn is_credential_param(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    let joined: String = lower.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    let joined: String = lower
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
     lower
         .split(|c: char| !c.is_ascii_alphanumeric())
         .any(|part| {
@@ -156,9 +180,16 @@ pub fn is_credential_param(name: &str) -> bool {
                     .strip_suffix('s')
                     .is_some_and(|singular| PARAM_WORDS.contains(&singular))
         })
-        || ["token", "secret", "password", "apikey", "signature", "credential"]
-            .iter()
-            .any(|w| joined.ends_with(w))
+        || [
+            "token",
+            "secret",
+            "password",
+            "apikey",
+            "signature",
+            "credential",
+        ]
+        .iter()
+        .any(|w| joined.ends_with(w))
 }
 
 /// Whether a metadata key names a secret (`password`, `api_key`, `githubToken`, …).
@@ -189,7 +220,14 @@ pub fn is_secret_key(key: &str) -> bool {
         "bearer",
         "signature",
     ];
-    const KEY_QUALIFIERS: &[&str] = &["api", "private", "access", "secret", "signing", "encryption"];
+    const KEY_QUALIFIERS: &[&str] = &[
+        "api",
+        "private",
+        "access",
+        "secret",
+        "signing",
+        "encryption",
+    ];
     parts.iter().any(|p| WORDS.contains(p))
         || (parts.contains(&"key") && parts.iter().any(|p| KEY_QUALIFIERS.contains(p)))
         || [
@@ -213,7 +251,10 @@ pub fn redact_endpoint(endpoint: &str) -> (String, Vec<String>) {
     let mut out = endpoint.to_owned();
     if let Some(sep) = endpoint.find("://") {
         let scheme = &endpoint[..sep];
-        let is_scheme = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        let is_scheme = scheme
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
             && scheme
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c));
@@ -406,10 +447,22 @@ mod tests {
             ("tmux://host/main", "tmux://host/main", 0),
             ("https://h/p?token=abc&view=1", "https://h/p?view=1", 1),
             ("https://h/p?access_token=abc", "https://h/p", 1),
-            ("https://h/p?X-Amz-Signature=abc&X-Amz-Credential=c&a=b", "https://h/p?a=b", 2),
-            ("https://h/p?apiKey=1&sessionToken=2&sig=3&code=4&PASS=5", "https://h/p", 5),
+            (
+                "https://h/p?X-Amz-Signature=abc&X-Amz-Credential=c&a=b",
+                "https://h/p?a=b",
+                2,
+            ),
+            (
+                "https://h/p?apiKey=1&sessionToken=2&sig=3&code=4&PASS=5",
+                "https://h/p",
+                5,
+            ),
             ("https://h/p?page=2#frag", "https://h/p?page=2", 1),
-            ("https://u:p@h:8443/a/b?ok=1&secret=2#x", "https://u@h:8443/a/b?ok=1", 3),
+            (
+                "https://u:p@h:8443/a/b?ok=1&secret=2#x",
+                "https://u@h:8443/a/b?ok=1",
+                3,
+            ),
             ("host:/path", "host:/path", 0),
             ("", "", 0),
         ];
@@ -423,12 +476,31 @@ mod tests {
     #[test]
     fn secret_key_table() {
         for k in [
-            "password", "api_key", "API-KEY", "apiKey", "githubToken", "authorization", "cookie",
-            "aws_secret", "client_secret", "private_key", "Set-Cookie", "credentials", "auth",
+            "password",
+            "api_key",
+            "API-KEY",
+            "apiKey",
+            "githubToken",
+            "authorization",
+            "cookie",
+            "aws_secret",
+            "client_secret",
+            "private_key",
+            "Set-Cookie",
+            "credentials",
+            "auth",
         ] {
             assert!(is_secret_key(k), "{k}");
         }
-        for k in ["branch", "repo", "keyboard", "tokenizer_model", "pr", "session_name", "monkey"] {
+        for k in [
+            "branch",
+            "repo",
+            "keyboard",
+            "tokenizer_model",
+            "pr",
+            "session_name",
+            "monkey",
+        ] {
             assert!(!is_secret_key(k), "{k}");
         }
     }
@@ -445,8 +517,15 @@ mod tests {
         assert_eq!(r.title, "deploying with [redacted]");
         assert_eq!(r.metadata.keys().collect::<Vec<_>>(), ["branch"]);
         let fields: Vec<_> = found.iter().map(|f| f.field.as_str()).collect();
-        assert_eq!(fields, ["endpoint", "endpoint", "title", "metadata.api_key"]);
-        let shown = found.iter().map(|f| f.to_string()).collect::<Vec<_>>().join(" ");
+        assert_eq!(
+            fields,
+            ["endpoint", "endpoint", "title", "metadata.api_key"]
+        );
+        let shown = found
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+            .join(" ");
         for value in ["pw", "t0k3n", "ghp_", "v4lue"] {
             assert!(!shown.contains(value), "{shown}");
         }

@@ -172,10 +172,21 @@ impl Registry {
         &self.local
     }
 
-    /// This device's default instance id: `<host>-<first 8 chars of device id>`.
+    /// This device's default instance id: `<host>-<first 8 chars of device
+    /// id>`, with `-<label>` appended for labels other than `default`, so that
+    /// profiles sharing a directory never write the same file.
     pub fn default_instance(&self) -> Result<String> {
         let device = self.local.device_id()?;
-        Ok(format!("{}-{}", self.host, &device[..8]))
+        Ok(self.instance_for(&device))
+    }
+
+    fn instance_for(&self, device_id: &str) -> String {
+        let base = format!("{}-{}", self.host, &device_id[..8]);
+        if self.profile.label == "default" {
+            base
+        } else {
+            format!("{base}-{}", self.profile.label)
+        }
     }
 
     /// Publishes (creates or refreshes) a record at `now` (Unix seconds).
@@ -226,7 +237,7 @@ impl Registry {
                     message: "must not be empty; omit --instance to use the default".into(),
                 });
             }
-            None => format!("{}-{}", self.host, &device_id[..8]),
+            None => self.instance_for(&device_id),
         };
         record.device_id = device_id.clone();
         record.pid = req.owner_pid.unwrap_or_else(std::process::id);
@@ -248,6 +259,16 @@ impl Registry {
         record.started_at = Some(now);
         if let Ok(Some(old)) = store::read_entry(&self.profile.dir, &file) {
             let old = old.record;
+            if old.profile != record.profile && old.ended_at.is_none() {
+                return Err(Error::InvalidRecord {
+                    field: "instance_id".into(),
+                    message: format!(
+                        "{file} already holds session '{}' of profile label '{}'; publishing \
+                         here would replace it. Use another --instance for this profile",
+                        old.session_id, old.profile
+                    ),
+                });
+            }
             record.seq = old.seq.saturating_add(1);
             if old.device_id == device_id && old.ended_at.is_none() {
                 record.started_at = old.started_at.or(Some(now));
@@ -303,9 +324,8 @@ impl Registry {
                 for &i in &group.losers {
                     let mut r = self.row(&entries[i], device.as_deref(), now, skew);
                     r.superseded_by = Some(winner.file.clone());
-                    r.lost_because = Some(
-                        dedupe::loss_reason(&winner.record, &entries[i].record).as_str(),
-                    );
+                    r.lost_because =
+                        Some(dedupe::loss_reason(&winner.record, &entries[i].record).as_str());
                     rows.push(r);
                 }
             }

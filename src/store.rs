@@ -107,10 +107,11 @@ pub fn classify(name: &str) -> NameKind {
         if rest.ends_with(".icloud") {
             return NameKind::SyncTemp(Engine::ICloud);
         }
-        if let Some((_, tail)) = rest.rsplit_once(".~") {
-            if !tail.is_empty() && tail.chars().all(|c| c.is_ascii_hexdigit()) {
-                return NameKind::SyncTemp(Engine::Nextcloud);
-            }
+        if let Some((_, tail)) = rest.rsplit_once(".~")
+            && !tail.is_empty()
+            && tail.chars().all(|c| c.is_ascii_hexdigit())
+        {
+            return NameKind::SyncTemp(Engine::Nextcloud);
         }
         if rest.ends_with(".tmp") {
             return NameKind::OwnTemp;
@@ -321,14 +322,14 @@ pub fn scan(dir: &Path) -> Result<Scan> {
             NameKind::Hidden | NameKind::Other => continue,
         }
         // d_type from readdir: skip non-files without opening them.
-        if let Ok(ft) = dirent.file_type() {
-            if !ft.is_file() {
-                out.skipped.push(Skipped {
-                    file: name.to_owned(),
-                    reason: SkipReason::NotRegular(file_type_name(&ft)),
-                });
-                continue;
-            }
+        if let Ok(ft) = dirent.file_type()
+            && !ft.is_file()
+        {
+            out.skipped.push(Skipped {
+                file: name.to_owned(),
+                reason: SkipReason::NotRegular(file_type_name(&ft)),
+            });
+            continue;
         }
         match read_entry(dir, name) {
             Ok(Some(entry)) => out.entries.push(entry),
@@ -442,10 +443,22 @@ mod tests {
         use NameKind::*;
         let cases = [
             ("host-1.sess.json", Record),
-            ("host-1.sess.sync-conflict-20261130-101112-ABCDEFG.json", ConflictCopy(Syncthing)),
-            ("host-1.sess.sync-conflict-20261130-101112-.json", ConflictCopy(Syncthing)),
-            ("host-1.sess (laptop's conflicted copy 2026-11-30).json", ConflictCopy(Dropbox)),
-            ("host-1.sess (conflicted copy 2026-11-30 101112).json", ConflictCopy(Nextcloud)),
+            (
+                "host-1.sess.sync-conflict-20261130-101112-ABCDEFG.json",
+                ConflictCopy(Syncthing),
+            ),
+            (
+                "host-1.sess.sync-conflict-20261130-101112-.json",
+                ConflictCopy(Syncthing),
+            ),
+            (
+                "host-1.sess (laptop's conflicted copy 2026-11-30).json",
+                ConflictCopy(Dropbox),
+            ),
+            (
+                "host-1.sess (conflicted copy 2026-11-30 101112).json",
+                ConflictCopy(Nextcloud),
+            ),
             ("host-1.sess 2.json", ConflictCopy(ICloud)),
             ("host-1.sess (1).json", ConflictCopy(Unknown)),
             (".host-1.sess.json.1234.abcdef.tmp", OwnTemp),

@@ -21,10 +21,9 @@ pub struct ClearArgs {
 
 pub fn run(ctx: &Ctx, args: ClearArgs) -> anyhow::Result<u8> {
     if args.session.is_none() && args.instance.is_none() {
-        return Err(UsageError(
-            "name what to clear: --session ID and/or --instance ID".into(),
-        )
-        .into());
+        return Err(
+            UsageError("name what to clear: --session ID and/or --instance ID".into()).into(),
+        );
     }
     let registry = ctx.registry()?;
     let dir = registry.profile().dir.clone();

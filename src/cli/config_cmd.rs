@@ -39,12 +39,15 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<u8> {
             }
         }
         Action::Show => {
-            let (p, source) = config::resolve(&sel, &ctx.local)
-                .context("cannot load the configuration")?;
+            let (p, source) =
+                config::resolve(&sel, &ctx.local).context("cannot load the configuration")?;
             let from = if source.exists {
                 source.path.display().to_string()
             } else {
-                format!("built-in defaults ({} does not exist)", source.path.display())
+                format!(
+                    "built-in defaults ({} does not exist)",
+                    source.path.display()
+                )
             };
             let q = |s: &str| toml_string(s);
             let d = |d: std::time::Duration| q(&humantime::format_duration(d).to_string());

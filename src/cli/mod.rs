@@ -45,6 +45,8 @@ pub struct Global {
     pub quiet: bool,
 }
 
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Publish (create or refresh) this device's record of a session

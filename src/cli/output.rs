@@ -16,7 +16,7 @@ pub fn short_duration(secs: f64) -> String {
     let s = secs.abs().floor() as u64;
     match s {
         0..120 => format!("{s}s"),
-        60..3600 => format!("{}m", s / 60),
+        120..3600 => format!("{}m", s / 60),
         3600..86_400 => format!("{}h", s / 3600),
         _ => format!("{}d", s / 86_400),
     }
@@ -49,11 +49,16 @@ const SQUEEZE: [(usize, usize); 5] = [(7, 12), (0, 14), (2, 8), (3, 8), (4, 8)];
 fn cells(row: &Row) -> [String; 8] {
     let r = &row.record;
     let session = format!("{}{}", if row.local { "*" } else { " " }, r.session_id);
-    let client = if r.client.is_empty() { &r.source } else { &r.client };
+    let client = if r.client.is_empty() {
+        &r.source
+    } else {
+        &r.client
+    };
     let expires = if row.superseded_by.is_some() {
         "superseded".to_string()
     } else if row.live {
-        row.expires_in_s.map_or_else(String::new, |e| format!("in {}", short_duration(e)))
+        row.expires_in_s
+            .map_or_else(String::new, |e| format!("in {}", short_duration(e)))
     } else {
         row.state.to_string()
     };
@@ -70,7 +75,9 @@ fn cells(row: &Row) -> [String; 8] {
 }
 
 fn one_line(s: &str) -> String {
-    s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 /// Cuts `s` to `width` columns, ending with `…` when it was cut.
@@ -114,7 +121,12 @@ fn widths(rows: &[[String; 8]], max: Option<usize>) -> [usize; 8] {
 }
 
 /// Writes the table. `width`: the terminal's width, or None when not a terminal.
-pub fn table(out: &mut impl Write, rows: &[Row], width: Option<usize>, color: bool) -> io::Result<()> {
+pub fn table(
+    out: &mut impl Write,
+    rows: &[Row],
+    width: Option<usize>,
+    color: bool,
+) -> io::Result<()> {
     let texts: Vec<[String; 8]> = rows.iter().map(cells).collect();
     let w = widths(&texts, width);
     let line = |cols: &[String; 8]| -> String {

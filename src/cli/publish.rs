@@ -104,7 +104,13 @@ pub fn run(ctx: &Ctx, args: PublishArgs) -> anyhow::Result<u8> {
     let dir = registry.profile().dir.clone();
     let published = registry
         .publish(&req, presence::unix_now())
-        .with_context(|| format!("cannot publish session '{}' in {}", req.session_id, dir.display()))?;
+        .with_context(|| {
+            format!(
+                "cannot publish session '{}' in {}",
+                req.session_id,
+                dir.display()
+            )
+        })?;
     for r in &published.redactions {
         ctx.warn(format_args!("redacted a credential from {r}"));
     }

@@ -53,7 +53,10 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<u8> {
         }
     };
     let state = if row.live {
-        format!("live, expires in {}", output::short_duration(row.expires_in_s.unwrap_or(0.0)))
+        format!(
+            "live, expires in {}",
+            output::short_duration(row.expires_in_s.unwrap_or(0.0))
+        )
     } else {
         row.state.to_string()
     };
@@ -72,7 +75,14 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<u8> {
     line("host", &r.host)?;
     line("profile", &r.profile)?;
     line("instance", &r.instance_id)?;
-    line("device", if row.local { "this device" } else { &r.device_id })?;
+    line(
+        "device",
+        if row.local {
+            "this device"
+        } else {
+            &r.device_id
+        },
+    )?;
     line("seen", &output::ago(row.age_s))?;
     if let Some(c) = row.claimed_age_s {
         line("updated", &format!("{} (writer's clock)", output::ago(c)))?;

@@ -1,0 +1,267 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'presence'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'presence' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('publish', 'publish', [CompletionResultType]::ParameterValue, 'Publish (create or refresh) this device''s record of a session')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List live sessions, newest first')
+            [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List live sessions, newest first')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show the newest record of one session (by session id or key)')
+            [CompletionResult]::new('clear', 'clear', [CompletionResultType]::ParameterValue, 'End this device''s record of a session (writes a tombstone)')
+            [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show or create the configuration file')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'presence;publish' {
+            [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Runtime session id (required)')
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'Durable session id [default: the session id]')
+            [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'State word: idle, working, waiting, … [default: idle]')
+            [CompletionResult]::new('--title', '--title', [CompletionResultType]::ParameterName, 'Display title (at most 256 characters)')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'Model name')
+            [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Working directory to show')
+            [CompletionResult]::new('--client', '--client', [CompletionResultType]::ParameterName, 'Client name [default: the profile''s `client`, "terminal"]')
+            [CompletionResult]::new('--source', '--source', [CompletionResultType]::ParameterName, 'Source of the session (cli, telegram, …)')
+            [CompletionResult]::new('--endpoint', '--endpoint', [CompletionResultType]::ParameterName, 'Private attach hint (ssh://host/x); credentials are stripped, nothing connects to it')
+            [CompletionResult]::new('--meta', '--meta', [CompletionResultType]::ParameterName, 'Extra label; repeat for more (at most 32)')
+            [CompletionResult]::new('--ttl', '--ttl', [CompletionResultType]::ParameterName, 'Time to live, 1s to 1h [default: the profile''s `ttl`, 90s]')
+            [CompletionResult]::new('--owner-pid', '--owner-pid', [CompletionResultType]::ParameterName, 'Pid of the process that owns the session')
+            [CompletionResult]::new('--instance', '--instance', [CompletionResultType]::ParameterName, 'Writer instance id [default: <host>-<first 8 chars of the device id>]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
+            [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'Refuse (exit 3) instead of redacting a credential')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the written record as JSON')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'presence;list' {
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Only records from this host')
+            [CompletionResult]::new('--client', '--client', [CompletionResultType]::ParameterName, 'Only records of this client (or source)')
+            [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Only records of this session id or key')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON array (documented in docs/json-output.md)')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Show every record: also ended, expired and superseded ones, each marked')
+            [CompletionResult]::new('--include-expired', '--include-expired', [CompletionResultType]::ParameterName, 'Also show sessions whose newest record is ended or expired')
+            [CompletionResult]::new('--all-profiles', '--all-profiles', [CompletionResultType]::ParameterName, 'Show records of every profile label in the directory')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'presence;ls' {
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Only records from this host')
+            [CompletionResult]::new('--client', '--client', [CompletionResultType]::ParameterName, 'Only records of this client (or source)')
+            [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Only records of this session id or key')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON array (documented in docs/json-output.md)')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Show every record: also ended, expired and superseded ones, each marked')
+            [CompletionResult]::new('--include-expired', '--include-expired', [CompletionResultType]::ParameterName, 'Also show sessions whose newest record is ended or expired')
+            [CompletionResult]::new('--all-profiles', '--all-profiles', [CompletionResultType]::ParameterName, 'Show records of every profile label in the directory')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'presence;show' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object (the shape of a `list --json` element)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'presence;clear' {
+            [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Clear the records of this session id or key')
+            [CompletionResult]::new('--instance', '--instance', [CompletionResultType]::ParameterName, 'Clear the records of this writer instance')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'presence;config' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('path', 'path', [CompletionResultType]::ParameterValue, 'Print the path of the configuration file in use')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print the selected profile with every setting resolved')
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Write the commented example configuration (refuses to overwrite)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'presence;config;path' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'presence;config;show' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'presence;config;init' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'presence;config;help' {
+            [CompletionResult]::new('path', 'path', [CompletionResultType]::ParameterValue, 'Print the path of the configuration file in use')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print the selected profile with every setting resolved')
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Write the commented example configuration (refuses to overwrite)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'presence;config;help;path' {
+            break
+        }
+        'presence;config;help;show' {
+            break
+        }
+        'presence;config;help;init' {
+            break
+        }
+        'presence;config;help;help' {
+            break
+        }
+        'presence;completions' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'presence;help' {
+            [CompletionResult]::new('publish', 'publish', [CompletionResultType]::ParameterValue, 'Publish (create or refresh) this device''s record of a session')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List live sessions, newest first')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show the newest record of one session (by session id or key)')
+            [CompletionResult]::new('clear', 'clear', [CompletionResultType]::ParameterValue, 'End this device''s record of a session (writes a tombstone)')
+            [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show or create the configuration file')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'presence;help;publish' {
+            break
+        }
+        'presence;help;list' {
+            break
+        }
+        'presence;help;show' {
+            break
+        }
+        'presence;help;clear' {
+            break
+        }
+        'presence;help;config' {
+            [CompletionResult]::new('path', 'path', [CompletionResultType]::ParameterValue, 'Print the path of the configuration file in use')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print the selected profile with every setting resolved')
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Write the commented example configuration (refuses to overwrite)')
+            break
+        }
+        'presence;help;config;path' {
+            break
+        }
+        'presence;help;config;show' {
+            break
+        }
+        'presence;help;config;init' {
+            break
+        }
+        'presence;help;completions' {
+            break
+        }
+        'presence;help;help' {
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

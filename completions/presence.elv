@@ -1,0 +1,235 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[presence] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'presence'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'presence'= {
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand publish 'Publish (create or refresh) this device''s record of a session'
+            cand list 'List live sessions, newest first'
+            cand ls 'List live sessions, newest first'
+            cand show 'Show the newest record of one session (by session id or key)'
+            cand clear 'End this device''s record of a session (writes a tombstone)'
+            cand config 'Show or create the configuration file'
+            cand completions 'Print a shell completion script'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'presence;publish'= {
+            cand --session 'Runtime session id (required)'
+            cand --key 'Durable session id [default: the session id]'
+            cand --status 'State word: idle, working, waiting, … [default: idle]'
+            cand --title 'Display title (at most 256 characters)'
+            cand --model 'Model name'
+            cand --cwd 'Working directory to show'
+            cand --client 'Client name [default: the profile''s `client`, "terminal"]'
+            cand --source 'Source of the session (cli, telegram, …)'
+            cand --endpoint 'Private attach hint (ssh://host/x); credentials are stripped, nothing connects to it'
+            cand --meta 'Extra label; repeat for more (at most 32)'
+            cand --ttl 'Time to live, 1s to 1h [default: the profile''s `ttl`, 90s]'
+            cand --owner-pid 'Pid of the process that owns the session'
+            cand --instance 'Writer instance id [default: <host>-<first 8 chars of the device id>]'
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once'
+            cand --strict 'Refuse (exit 3) instead of redacting a credential'
+            cand --json 'Print the written record as JSON'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'presence;list'= {
+            cand --host 'Only records from this host'
+            cand --client 'Only records of this client (or source)'
+            cand --session 'Only records of this session id or key'
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once'
+            cand --json 'Print one JSON array (documented in docs/json-output.md)'
+            cand --all 'Show every record: also ended, expired and superseded ones, each marked'
+            cand --include-expired 'Also show sessions whose newest record is ended or expired'
+            cand --all-profiles 'Show records of every profile label in the directory'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'presence;ls'= {
+            cand --host 'Only records from this host'
+            cand --client 'Only records of this client (or source)'
+            cand --session 'Only records of this session id or key'
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once'
+            cand --json 'Print one JSON array (documented in docs/json-output.md)'
+            cand --all 'Show every record: also ended, expired and superseded ones, each marked'
+            cand --include-expired 'Also show sessions whose newest record is ended or expired'
+            cand --all-profiles 'Show records of every profile label in the directory'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'presence;show'= {
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once'
+            cand --json 'Print one JSON object (the shape of a `list --json` element)'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'presence;clear'= {
+            cand --session 'Clear the records of this session id or key'
+            cand --instance 'Clear the records of this writer instance'
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'presence;config'= {
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand path 'Print the path of the configuration file in use'
+            cand show 'Print the selected profile with every setting resolved'
+            cand init 'Write the commented example configuration (refuses to overwrite)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'presence;config;path'= {
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'presence;config;show'= {
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'presence;config;init'= {
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'presence;config;help'= {
+            cand path 'Print the path of the configuration file in use'
+            cand show 'Print the selected profile with every setting resolved'
+            cand init 'Write the commented example configuration (refuses to overwrite)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'presence;config;help;path'= {
+        }
+        &'presence;config;help;show'= {
+        }
+        &'presence;config;help;init'= {
+        }
+        &'presence;config;help;help'= {
+        }
+        &'presence;completions'= {
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'presence;help'= {
+            cand publish 'Publish (create or refresh) this device''s record of a session'
+            cand list 'List live sessions, newest first'
+            cand show 'Show the newest record of one session (by session id or key)'
+            cand clear 'End this device''s record of a session (writes a tombstone)'
+            cand config 'Show or create the configuration file'
+            cand completions 'Print a shell completion script'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'presence;help;publish'= {
+        }
+        &'presence;help;list'= {
+        }
+        &'presence;help;show'= {
+        }
+        &'presence;help;clear'= {
+        }
+        &'presence;help;config'= {
+            cand path 'Print the path of the configuration file in use'
+            cand show 'Print the selected profile with every setting resolved'
+            cand init 'Write the commented example configuration (refuses to overwrite)'
+        }
+        &'presence;help;config;path'= {
+        }
+        &'presence;help;config;show'= {
+        }
+        &'presence;help;config;init'= {
+        }
+        &'presence;help;completions'= {
+        }
+        &'presence;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

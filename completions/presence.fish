@@ -1,0 +1,151 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_presence_global_optspecs
+    string join \n profile= config= dir= v/verbose q/quiet h/help V/version
+end
+
+function __fish_presence_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_presence_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_presence_using_subcommand
+    set -l cmd (__fish_presence_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c presence -n "__fish_presence_needs_command" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_needs_command" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
+complete -c presence -n "__fish_presence_needs_command" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_needs_command" -s v -l verbose -d 'Report skipped files and other details on stderr'
+complete -c presence -n "__fish_presence_needs_command" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_needs_command" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_needs_command" -s V -l version -d 'Print version'
+complete -c presence -n "__fish_presence_needs_command" -f -a "publish" -d 'Publish (create or refresh) this device\'s record of a session'
+complete -c presence -n "__fish_presence_needs_command" -f -a "list" -d 'List live sessions, newest first'
+complete -c presence -n "__fish_presence_needs_command" -f -a "ls" -d 'List live sessions, newest first'
+complete -c presence -n "__fish_presence_needs_command" -f -a "show" -d 'Show the newest record of one session (by session id or key)'
+complete -c presence -n "__fish_presence_needs_command" -f -a "clear" -d 'End this device\'s record of a session (writes a tombstone)'
+complete -c presence -n "__fish_presence_needs_command" -f -a "config" -d 'Show or create the configuration file'
+complete -c presence -n "__fish_presence_needs_command" -f -a "completions" -d 'Print a shell completion script'
+complete -c presence -n "__fish_presence_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c presence -n "__fish_presence_using_subcommand publish" -l session -d 'Runtime session id (required)' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l key -d 'Durable session id [default: the session id]' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l status -d 'State word: idle, working, waiting, … [default: idle]' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l title -d 'Display title (at most 256 characters)' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l model -d 'Model name' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l cwd -d 'Working directory to show' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l client -d 'Client name [default: the profile\'s `client`, "terminal"]' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l source -d 'Source of the session (cli, telegram, …)' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l endpoint -d 'Private attach hint (ssh://host/x); credentials are stripped, nothing connects to it' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l meta -d 'Extra label; repeat for more (at most 32)' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l ttl -d 'Time to live, 1s to 1h [default: the profile\'s `ttl`, 90s]' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l owner-pid -d 'Pid of the process that owns the session' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l instance -d 'Writer instance id [default: <host>-<first 8 chars of the device id>]' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand publish" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand publish" -l strict -d 'Refuse (exit 3) instead of redacting a credential'
+complete -c presence -n "__fish_presence_using_subcommand publish" -l json -d 'Print the written record as JSON'
+complete -c presence -n "__fish_presence_using_subcommand publish" -s v -l verbose -d 'Report skipped files and other details on stderr'
+complete -c presence -n "__fish_presence_using_subcommand publish" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_using_subcommand publish" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand list" -l host -d 'Only records from this host' -r
+complete -c presence -n "__fish_presence_using_subcommand list" -l client -d 'Only records of this client (or source)' -r
+complete -c presence -n "__fish_presence_using_subcommand list" -l session -d 'Only records of this session id or key' -r
+complete -c presence -n "__fish_presence_using_subcommand list" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand list" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand list" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand list" -l json -d 'Print one JSON array (documented in docs/json-output.md)'
+complete -c presence -n "__fish_presence_using_subcommand list" -l all -d 'Show every record: also ended, expired and superseded ones, each marked'
+complete -c presence -n "__fish_presence_using_subcommand list" -l include-expired -d 'Also show sessions whose newest record is ended or expired'
+complete -c presence -n "__fish_presence_using_subcommand list" -l all-profiles -d 'Show records of every profile label in the directory'
+complete -c presence -n "__fish_presence_using_subcommand list" -s v -l verbose -d 'Report skipped files and other details on stderr'
+complete -c presence -n "__fish_presence_using_subcommand list" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_using_subcommand list" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand ls" -l host -d 'Only records from this host' -r
+complete -c presence -n "__fish_presence_using_subcommand ls" -l client -d 'Only records of this client (or source)' -r
+complete -c presence -n "__fish_presence_using_subcommand ls" -l session -d 'Only records of this session id or key' -r
+complete -c presence -n "__fish_presence_using_subcommand ls" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand ls" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand ls" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand ls" -l json -d 'Print one JSON array (documented in docs/json-output.md)'
+complete -c presence -n "__fish_presence_using_subcommand ls" -l all -d 'Show every record: also ended, expired and superseded ones, each marked'
+complete -c presence -n "__fish_presence_using_subcommand ls" -l include-expired -d 'Also show sessions whose newest record is ended or expired'
+complete -c presence -n "__fish_presence_using_subcommand ls" -l all-profiles -d 'Show records of every profile label in the directory'
+complete -c presence -n "__fish_presence_using_subcommand ls" -s v -l verbose -d 'Report skipped files and other details on stderr'
+complete -c presence -n "__fish_presence_using_subcommand ls" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_using_subcommand ls" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand show" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand show" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand show" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand show" -l json -d 'Print one JSON object (the shape of a `list --json` element)'
+complete -c presence -n "__fish_presence_using_subcommand show" -s v -l verbose -d 'Report skipped files and other details on stderr'
+complete -c presence -n "__fish_presence_using_subcommand show" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_using_subcommand show" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand clear" -l session -d 'Clear the records of this session id or key' -r
+complete -c presence -n "__fish_presence_using_subcommand clear" -l instance -d 'Clear the records of this writer instance' -r
+complete -c presence -n "__fish_presence_using_subcommand clear" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand clear" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand clear" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand clear" -s v -l verbose -d 'Report skipped files and other details on stderr'
+complete -c presence -n "__fish_presence_using_subcommand clear" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_using_subcommand clear" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -s v -l verbose -d 'Report skipped files and other details on stderr'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -f -a "path" -d 'Print the path of the configuration file in use'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -f -a "show" -d 'Print the selected profile with every setting resolved'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -f -a "init" -d 'Write the commented example configuration (refuses to overwrite)'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -s v -l verbose -d 'Report skipped files and other details on stderr'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -s v -l verbose -d 'Report skipped files and other details on stderr'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -s v -l verbose -d 'Report skipped files and other details on stderr'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "path" -d 'Print the path of the configuration file in use'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print the selected profile with every setting resolved'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "init" -d 'Write the commented example configuration (refuses to overwrite)'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c presence -n "__fish_presence_using_subcommand completions" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand completions" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand completions" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand completions" -s v -l verbose -d 'Report skipped files and other details on stderr'
+complete -c presence -n "__fish_presence_using_subcommand completions" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear config completions help" -f -a "publish" -d 'Publish (create or refresh) this device\'s record of a session'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear config completions help" -f -a "list" -d 'List live sessions, newest first'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear config completions help" -f -a "show" -d 'Show the newest record of one session (by session id or key)'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear config completions help" -f -a "clear" -d 'End this device\'s record of a session (writes a tombstone)'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear config completions help" -f -a "config" -d 'Show or create the configuration file'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear config completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear config completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "path" -d 'Print the path of the configuration file in use'
+complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "show" -d 'Print the selected profile with every setting resolved'
+complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "init" -d 'Write the commented example configuration (refuses to overwrite)'

@@ -1,0 +1,728 @@
+//! The commands end to end, on one or two simulated devices.
+
+use std::os::unix::fs::PermissionsExt;
+
+use serde_json::json;
+
+use crate::harness::*;
+
+#[test]
+fn publish_and_list_work_with_no_config_at_all() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    a.publish("s1", &["--title", "Fix the parser", "--status", "working"]);
+    let rows = a.list(&[]);
+    assert_eq!(sessions(&rows), ["s1"]);
+    let r = &rows[0];
+    assert_eq!(r["live"], true);
+    assert_eq!(r["local"], true);
+    assert_eq!(r["state"], "live");
+    assert_eq!(r["status"], "working");
+    assert_eq!(r["profile"], "default");
+    assert_eq!(r["client"], "terminal");
+    assert_eq!(r["seq"], 1);
+    assert_eq!(r["device_id"], a.device_id());
+    let file = a.default_dir().join(r["file"].as_str().unwrap());
+    assert_eq!(file.metadata().unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(
+        a.default_dir().metadata().unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    // The device id lives outside the records dir.
+    assert!(!a.device_id().is_empty());
+    assert!(std::fs::read_dir(a.default_dir()).unwrap().count() == 1);
+    // Table output names the session and marks it as this device's.
+    let table = a.run(&["list"]).success().stdout;
+    assert!(table.starts_with("SESSION"), "{table}");
+    assert!(
+        table.contains("*s1") && table.contains("Fix the parser"),
+        "{table}"
+    );
+    assert!(
+        !table.contains('\x1b'),
+        "no color when not a terminal: {table:?}"
+    );
+}
+
+#[test]
+fn a_second_device_sees_the_first_and_not_as_its_own() {
+    let w = World::new();
+    let (a, b) = (w.device("a"), w.device("b"));
+    a.publish("s1", &["--client", "gateway"]);
+    b.publish("s2", &[]);
+    let on_b = b.list(&[]);
+    assert_eq!(on_b.len(), 2);
+    let s1 = on_b.iter().find(|r| r["session_id"] == "s1").unwrap();
+    assert_eq!(s1["local"], false);
+    assert_eq!(s1["device_id"], a.device_id());
+    let s2 = on_b.iter().find(|r| r["session_id"] == "s2").unwrap();
+    assert_eq!(s2["local"], true);
+    // Newest first.
+    assert_eq!(sessions(&on_b), ["s2", "s1"]);
+    assert_ne!(a.device_id(), b.device_id());
+}
+
+#[test]
+fn republishing_rewrites_one_file_and_bumps_seq() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &["--status", "idle"]);
+    let first = a.list(&[]).remove(0);
+    a.publish("s1", &["--status", "working"]);
+    let rows = a.list(&[]);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["seq"], 2);
+    assert_eq!(rows[0]["status"], "working");
+    assert_eq!(rows[0]["started_at"], first["started_at"]);
+    assert_eq!(rows[0]["file"], first["file"]);
+    assert_eq!(std::fs::read_dir(w.shared()).unwrap().count(), 1);
+}
+
+#[test]
+fn clear_writes_a_tombstone_that_other_devices_honour() {
+    let w = World::new();
+    let (a, b) = (w.device("a"), w.device("b"));
+    a.publish("s1", &[]);
+    a.publish("s2", &[]);
+    // B cannot clear A's record.
+    let out = b.run(&["clear", "--session", "s1"]).success();
+    assert!(out.stderr.contains("nothing to clear"), "{}", out.stderr);
+    assert_eq!(sessions(&b.list(&[])).len(), 2);
+
+    let out = a.run(&["clear", "--session", "s1"]).success();
+    assert!(out.stdout.contains("cleared s1"), "{}", out.stdout);
+    assert_eq!(sessions(&b.list(&[])), ["s2"]);
+    // The file is still there, as a tombstone.
+    let all = b.list(&["--include-expired"]);
+    let tomb = all.iter().find(|r| r["session_id"] == "s1").unwrap();
+    assert_eq!(tomb["state"], "ended");
+    assert_eq!(tomb["status"], "ended");
+    assert_eq!(tomb["live"], false);
+    assert_eq!(tomb["ended_at"], tomb["expires_at"]);
+    assert_eq!(tomb["seq"], 2);
+    // Clearing again is not an error, and says so.
+    let again = a.run(&["clear", "--session", "s1"]).success();
+    assert!(again.stderr.contains("already ended"), "{}", again.stderr);
+    // Publishing again revives the session under a higher seq.
+    a.publish("s1", &[]);
+    let rows = b.list(&["--session", "s1"]);
+    assert_eq!(rows[0]["seq"], 3);
+    assert_eq!(rows[0]["live"], true);
+}
+
+#[test]
+fn clear_needs_a_target_and_matches_key_or_instance() {
+    let w = World::new();
+    let a = w.device("a");
+    a.run(&["clear"]).code(2);
+    a.publish("s1", &["--key", "durable-1", "--instance", "gw-1"]);
+    a.publish("s2", &["--instance", "gw-1"]);
+    a.publish("s3", &["--instance", "gw-2"]);
+    a.run(&["clear", "--session", "durable-1"]).success();
+    assert_eq!(sessions(&a.list(&[])), ["s3", "s2"]);
+    a.run(&["clear", "--instance", "gw-1"]).success();
+    assert_eq!(sessions(&a.list(&[])), ["s3"]);
+}
+
+#[test]
+fn show_finds_by_id_or_key_and_fails_when_absent() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &["--key", "k1", "--title", "T"]);
+    let by_key = a.json(&["show", "k1", "--json"]);
+    assert_eq!(by_key["session_id"], "s1");
+    assert_eq!(by_key["live"], true);
+    let human = a.run(&["show", "s1"]).success().stdout;
+    assert!(human.contains("title        T"), "{human}");
+    let missing = a.run(&["show", "nope"]).code(1);
+    assert!(missing.stderr.contains("'nope'"), "{}", missing.stderr);
+    // Two instances of one session: the newest wins, the count goes to stderr.
+    a.publish(
+        "s1",
+        &["--instance", "other", "--key", "k1", "--title", "newer"],
+    );
+    let out = a.run(&["show", "s1", "--json"]).success();
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["title"], "newer");
+    assert!(out.stderr.contains("1 other record"), "{}", out.stderr);
+}
+
+#[test]
+fn strict_refuses_with_exit_3_and_writes_nothing() {
+    let w = World::new();
+    let a = w.device("a");
+    let secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let out = a
+        .run(&["publish", "--session", "s1", "--title", secret, "--strict"])
+        .code(3);
+    assert!(out.stderr.contains("title"), "{}", out.stderr);
+    assert!(!out.stderr.contains(secret));
+    assert!(!w.shared().exists() || std::fs::read_dir(w.shared()).unwrap().count() == 0);
+    // Also from the profile.
+    a.write_config(&format!(
+        "[profiles.default]\ndir = {:?}\nstrict = true\n",
+        w.shared().display().to_string()
+    ));
+    a.run(&["publish", "--session", "s1", "--endpoint", "ssh://u:pw@h/x"])
+        .code(3);
+}
+
+#[test]
+fn publish_redacts_and_warns_by_field_never_by_value() {
+    let w = World::new();
+    let a = w.device("a");
+    let out = a.publish(
+        "s1",
+        &[
+            "--endpoint",
+            "https://alice:hunter22@host/x?access_token=t0ken99&view=1#frag",
+            "--title",
+            "using sk-ant-api03-abcdefghijklmnopqrstuvwxyz",
+            "--meta",
+            "api_key=v4lue",
+            "--meta",
+            "branch=main",
+        ],
+    );
+    for leaked in ["hunter22", "t0ken99", "abcdefghijklmnop", "v4lue"] {
+        assert!(!out.stderr.contains(leaked), "{leaked} in {}", out.stderr);
+    }
+    for field in ["endpoint", "title", "metadata.api_key"] {
+        assert!(
+            out.stderr.contains(field),
+            "{field} not named: {}",
+            out.stderr
+        );
+    }
+    let file_text: String = std::fs::read_dir(w.shared())
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    for leaked in ["hunter22", "t0ken99", "abcdefghijklmnop", "v4lue", "frag"] {
+        assert!(!file_text.contains(leaked), "{leaked} written: {file_text}");
+    }
+    let r = a.list(&[]).remove(0);
+    assert_eq!(r["endpoint"], "https://alice@host/x?view=1");
+    assert_eq!(r["title"], "using [redacted]");
+    assert_eq!(r["metadata"], json!({"branch": "main"}));
+}
+
+#[test]
+fn foreign_records_are_redacted_on_output() {
+    let w = World::new();
+    let a = w.device("a");
+    let t = now();
+    write_record(
+        &w.shared(),
+        "other.s9.json",
+        &json!({"version": 1, "session_id": "s9", "profile": "default", "client": "x",
+                "endpoint": "ssh://bob:pw123@h/x", "title": "key AKIAIOSFODNN7EXAMPLE",
+                "updated_at": t, "expires_at": t + 90.0, "metadata": {"password": "hunter2"}}),
+    );
+    let out = a.run(&["list", "--json"]).success();
+    assert!(!out.stdout.contains("pw123"));
+    assert!(!out.stdout.contains("AKIAIOSFODNN7EXAMPLE"));
+    assert!(!out.stdout.contains("hunter2"));
+    assert!(out.stderr.contains("other.s9.json"), "{}", out.stderr);
+    assert!(!out.stderr.contains("pw123"));
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(rows[0]["endpoint"], "ssh://bob@h/x");
+}
+
+#[test]
+fn a_hermes_record_lists_and_ours_reads_back_in_a_hermes_style_reader() {
+    let w = World::new();
+    let a = w.device("a");
+    let t = now();
+    // Exactly the fields Hermes Agent writes, floats for times, no extensions.
+    write_record(
+        &w.shared(),
+        "laptop-4242.abc.json",
+        &json!({"version": 1, "session_id": "abc", "session_key": "abc", "status": "idle",
+                "title": "From Hermes", "model": "m", "cwd": "/w", "source": "cli", "client": "",
+                "profile": "", "endpoint": "", "host": "laptop", "pid": 4242,
+                "instance_id": "laptop-4242", "updated_at": t, "expires_at": t + 90.0,
+                "metadata": {}}),
+    );
+    a.publish("ours", &["--title", "From presence"]);
+    let rows = a.list(&[]);
+    assert_eq!(sessions(&rows), ["ours", "abc"]);
+    assert_eq!(rows[1]["local"], false);
+    assert_eq!(rows[1]["seq"], 0);
+
+    // A reader that knows only the v1 fields, in the way Hermes reads them:
+    // glob *.json, json.load, drop expired by expires_at, dedupe, sort.
+    let script = r#"
+import json, sys, time, glob, os
+now = time.time()
+best = {}
+for path in glob.glob(os.path.join(sys.argv[1], "*.json")):
+    with open(path, encoding="utf-8") as f:
+        rec = json.load(f)
+    if float(rec.get("expires_at") or 0) < now:
+        continue
+    target = str(rec.get("endpoint") or "").strip() or str(rec.get("session_id") or "")
+    key = (str(rec.get("profile") or ""), str(rec.get("client") or rec.get("source") or ""), target)
+    if key not in best or float(rec.get("updated_at") or 0) > float(best[key].get("updated_at") or 0):
+        best[key] = rec
+rows = sorted(best.values(), key=lambda r: float(r.get("updated_at") or 0), reverse=True)
+print(json.dumps([[r["session_id"], r["title"], type(r["updated_at"]).__name__, type(r["pid"]).__name__] for r in rows]))
+"#;
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(w.shared())
+        .output()
+        .expect("python3 is needed for the Hermes interop test");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        seen,
+        json!([
+            ["ours", "From presence", "float", "int"],
+            ["abc", "From Hermes", "float", "int"]
+        ])
+    );
+}
+
+#[test]
+fn conflict_copies_and_successors_collapse_and_all_shows_losers() {
+    let w = World::new();
+    let a = w.device("a");
+    let t = now();
+    let rec = |sid: &str, updated: f64, seq: u64, endpoint: &str| {
+        json!({"version": 1, "session_id": sid, "profile": "default", "client": "terminal",
+               "endpoint": endpoint, "updated_at": updated, "expires_at": updated + 90.0,
+               "seq": seq, "device_id": "feedface", "instance_id": "h-feedface"})
+    };
+    let dir = w.shared();
+    write_record(&dir, "h-feedface.s1.json", &rec("s1", t - 2.0, 5, ""));
+    write_record(
+        &dir,
+        "h-feedface.s1.sync-conflict-20261130-101112-ABCDEFG.json",
+        &rec("s1", t - 1.0, 4, ""),
+    );
+    write_record(
+        &dir,
+        "h-feedface.s1 (laptop's conflicted copy 2026-11-30).json",
+        &rec("s1", t - 3.0, 3, ""),
+    );
+    // Two runtimes on one endpoint: the second replaces the first.
+    write_record(
+        &dir,
+        "h-feedface.run1.json",
+        &rec("run1", t - 5.0, 1, "tmux://h/main"),
+    );
+    write_record(
+        &dir,
+        "h-feedface.run2.json",
+        &rec("run2", t - 4.0, 1, "tmux://h/main"),
+    );
+    let rows = a.list(&[]);
+    assert_eq!(sessions(&rows), ["s1", "run2"]);
+    assert_eq!(
+        rows[0]["file"],
+        "h-feedface.s1.sync-conflict-20261130-101112-ABCDEFG.json"
+    );
+    assert_eq!(rows[0]["conflict_copy"], true);
+
+    let all = a.list(&["--all"]);
+    assert_eq!(all.len(), 5);
+    let losers: Vec<_> = all
+        .iter()
+        .filter(|r| r.get("superseded_by").is_some())
+        .collect();
+    assert_eq!(losers.len(), 3);
+    let orig = all
+        .iter()
+        .find(|r| r["file"] == "h-feedface.s1.json")
+        .unwrap();
+    assert_eq!(
+        orig["superseded_by"],
+        "h-feedface.s1.sync-conflict-20261130-101112-ABCDEFG.json"
+    );
+    assert_eq!(orig["lost_because"], "older");
+    let run1 = all.iter().find(|r| r["session_id"] == "run1").unwrap();
+    assert_eq!(run1["superseded_by"], "h-feedface.run2.json");
+    // Winners carry no superseded_by key at all.
+    assert!(rows.iter().all(|r| r.get("superseded_by").is_none()));
+}
+
+#[test]
+fn a_stale_conflict_copy_cannot_revive_a_cleared_session() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &[]);
+    let file = a.list(&[])[0]["file"].as_str().unwrap().to_string();
+    let live_copy = std::fs::read(w.shared().join(&file)).unwrap();
+    a.run(&["clear", "--session", "s1"]).success();
+    // The old live version arrives late as a conflict copy.
+    let copy = file.replace(".json", ".sync-conflict-20261130-101112-XYZ.json");
+    std::fs::write(w.shared().join(copy), live_copy).unwrap();
+    assert!(a.list(&[]).is_empty());
+    let all = a.list(&["--all"]);
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[0]["state"], "ended");
+    assert_eq!(all[1]["superseded_by"], file);
+}
+
+#[test]
+fn late_stale_copies_and_short_ttls_expire() {
+    let w = World::new();
+    let a = w.device("a");
+    let t = now();
+    // A copy from a device that was offline for a day arrives now: fresh
+    // ctime, ancient expires_at.
+    write_record(
+        &w.shared(),
+        "old.s1.json",
+        &json!({"session_id": "s1", "profile": "default", "updated_at": t - 86400.0,
+                "expires_at": t - 86310.0}),
+    );
+    // A writer 4 minutes behind, just refreshed: within the 5 min skew.
+    write_record(
+        &w.shared(),
+        "slow.s2.json",
+        &json!({"session_id": "s2", "profile": "default", "updated_at": t - 240.0,
+                "expires_at": t - 150.0}),
+    );
+    let rows = a.list(&[]);
+    assert_eq!(sessions(&rows), ["s2"]);
+    assert!(rows[0]["claimed_age_s"].as_f64().unwrap() >= 240.0);
+    assert!(rows[0]["age_s"].as_f64().unwrap() < 60.0);
+    let expired = a.list(&["--include-expired", "--session", "s1"]);
+    assert_eq!(expired[0]["state"], "expired");
+
+    a.publish("short", &["--ttl", "1s"]);
+    assert_eq!(sessions(&a.list(&["--session", "short"])), ["short"]);
+    std::thread::sleep(std::time::Duration::from_millis(1300));
+    assert!(a.list(&["--session", "short"]).is_empty());
+    let gone = a.list(&["--include-expired", "--session", "short"]);
+    assert_eq!(gone[0]["state"], "stale");
+}
+
+#[test]
+fn filters_select_rows_after_dedupe() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &["--client", "desktop"]);
+    a.publish("s2", &["--source", "telegram", "--client", ""]);
+    a.publish("s3", &[]);
+    assert_eq!(sessions(&a.list(&["--client", "desktop"])), ["s1"]);
+    assert_eq!(sessions(&a.list(&["--client", "telegram"])), ["s2"]);
+    assert_eq!(sessions(&a.list(&["--session", "s3"])), ["s3"]);
+    let host = a.list(&[])[0]["host"].as_str().unwrap().to_string();
+    assert_eq!(a.list(&["--host", &host]).len(), 3);
+    assert!(a.list(&["--host", "no-such-host"]).is_empty());
+}
+
+#[test]
+fn profiles_sharing_a_dir_stay_apart() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    let dir = w.shared().display().to_string();
+    a.write_config(&format!(
+        "default_profile = \"home\"\n\
+         [profiles.home]\ndir = {dir:?}\n\
+         [profiles.work]\ndir = {dir:?}\n\
+         [profiles.everything]\ndir = {dir:?}\nshow = [\"*\"]\n"
+    ));
+    a.publish("same-id", &["--title", "home"]);
+    a.publish("same-id", &["--title", "work", "--profile", "work"]);
+    assert_eq!(std::fs::read_dir(w.shared()).unwrap().count(), 2);
+    // An explicit instance that would overwrite another profile's record is refused.
+    a.publish("x", &["--instance", "shared-inst"]);
+    let out = a
+        .run(&[
+            "publish",
+            "--session",
+            "x",
+            "--instance",
+            "shared-inst",
+            "--profile",
+            "work",
+        ])
+        .code(2);
+    assert!(out.stderr.contains("another --instance"), "{}", out.stderr);
+    a.run(&["clear", "--session", "x"]).success();
+    assert_eq!(a.list(&[])[0]["title"], "home");
+    assert_eq!(a.list(&[])[0]["profile"], "home");
+    assert_eq!(a.list(&["--profile", "work"])[0]["title"], "work");
+    assert_eq!(a.list(&["--profile", "work"]).len(), 1);
+    assert_eq!(a.list(&["--all-profiles"]).len(), 2);
+    assert_eq!(a.list(&["--profile", "everything"]).len(), 2);
+    // PRESENCE_PROFILE selects too; --profile beats it.
+    let out = a
+        .cmd()
+        .env("PRESENCE_PROFILE", "work")
+        .args(["list", "--json"])
+        .output()
+        .unwrap();
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows[0]["title"], "work");
+    // clear in one profile never reaches the other.
+    a.run(&["clear", "--session", "same-id", "--profile", "work"])
+        .success();
+    assert!(a.list(&["--profile", "work"]).is_empty());
+    assert_eq!(a.list(&[])[0]["title"], "home");
+    // show does not reach across profiles either.
+    a.run(&["show", "same-id", "--profile", "work"]).success();
+    let shown = a.json(&["show", "same-id", "--json"]);
+    assert_eq!(shown["title"], "home");
+}
+
+#[test]
+fn dir_flag_and_config_env_override() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    let other = w.tmp.path().join("elsewhere");
+    a.run(&[
+        "--dir",
+        other.to_str().unwrap(),
+        "publish",
+        "--session",
+        "x",
+    ])
+    .success();
+    assert!(other.is_dir());
+    assert!(a.list(&[]).is_empty());
+    assert_eq!(a.list(&["--dir", other.to_str().unwrap()]).len(), 1);
+    let cfg = w.tmp.path().join("custom.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[profiles.default]\ndir = {:?}\n",
+            other.display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = a
+        .cmd()
+        .env("PRESENCE_CONFIG", &cfg)
+        .args(["list", "--json"])
+        .output()
+        .unwrap();
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.len(), 1);
+}
+
+#[test]
+fn config_errors_name_the_problem_and_the_path() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    let missing = w.tmp.path().join("nope.toml");
+    let out = a
+        .run(&["--config", missing.to_str().unwrap(), "list"])
+        .code(2);
+    assert!(
+        out.stderr.contains("nope.toml") && out.stderr.contains("config init"),
+        "{}",
+        out.stderr
+    );
+
+    a.write_config("[profiles.default]\nttl = \"90s\"\nrefresh_interval = \n");
+    let out = a.run(&["list"]).code(1);
+    assert!(
+        out.stderr.contains("config.toml") && out.stderr.contains("line 3"),
+        "{}",
+        out.stderr
+    );
+
+    a.write_config("[profiles.work]\n");
+    let out = a.run(&["--profile", "wrok", "list"]).code(2);
+    assert!(
+        out.stderr.contains("'wrok'") && out.stderr.contains("default, work"),
+        "{}",
+        out.stderr
+    );
+
+    a.write_config("[profiles.default]\nttl = \"30s\"\nrefresh_interval = \"45s\"\n");
+    let out = a.run(&["list"]).code(1);
+    assert!(
+        out.stderr.contains("refresh_interval") && out.stderr.contains("not below ttl"),
+        "{}",
+        out.stderr
+    );
+
+    // A dir that cannot be created: its parent is a file.
+    let blocker = w.tmp.path().join("blocker");
+    std::fs::write(&blocker, "x").unwrap();
+    let bad = blocker.join("presence");
+    a.write_config(&format!(
+        "[profiles.default]\ndir = {:?}\n",
+        bad.display().to_string()
+    ));
+    let out = a.run(&["publish", "--session", "s"]).code(1);
+    assert!(out.stderr.contains(bad.to_str().unwrap()), "{}", out.stderr);
+    // The dir exists but is a file.
+    a.write_config(&format!(
+        "[profiles.default]\ndir = {:?}\n",
+        blocker.display().to_string()
+    ));
+    let out = a.run(&["publish", "--session", "s"]).code(1);
+    assert!(out.stderr.contains("not a directory"), "{}", out.stderr);
+    let out = a.run(&["list"]).code(1);
+    assert!(out.stderr.contains("blocker"), "{}", out.stderr);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let w = World::new();
+    let a = w.device("a");
+    a.run(&["publish"]).code(2);
+    let out = a
+        .run(&["publish", "--session", "s", "--meta", "novalue"])
+        .code(2);
+    assert!(out.stderr.contains("KEY=VALUE"), "{}", out.stderr);
+    a.run(&["publish", "--session", "s", "--ttl", "2h"]).code(2);
+    a.run(&["publish", "--session", "s", "--ttl", "soon"])
+        .code(2);
+    a.run(&["publish", "--session", "s", "--owner-pid", "999999999"])
+        .code(2);
+    a.run(&["frobnicate"]).code(2);
+    let many: Vec<String> = (0..33)
+        .flat_map(|i| ["--meta".to_string(), format!("k{i}=v")])
+        .collect();
+    let mut args = vec!["publish", "--session", "s"];
+    args.extend(many.iter().map(String::as_str));
+    let out = a.run(&args).code(2);
+    assert!(out.stderr.contains("at most 32"), "{}", out.stderr);
+}
+
+#[test]
+fn empty_listing_is_success_and_an_empty_array() {
+    let w = World::new();
+    let a = w.device("a");
+    assert!(a.list(&[]).is_empty());
+    let out = a.run(&["list"]).success();
+    assert!(out.stdout.is_empty());
+    assert!(out.stderr.contains("no live sessions"), "{}", out.stderr);
+    assert!(a.run(&["-q", "list"]).success().stderr.is_empty());
+}
+
+#[test]
+fn ttl_and_owner_are_recorded() {
+    let w = World::new();
+    let a = w.device("a");
+    let me = std::process::id().to_string();
+    let out = a.json(&[
+        "publish",
+        "--session",
+        "s",
+        "--ttl",
+        "45s",
+        "--owner-pid",
+        &me,
+        "--json",
+    ]);
+    let ttl = out["expires_at"].as_f64().unwrap() - out["updated_at"].as_f64().unwrap();
+    assert!((ttl - 45.0).abs() < 1e-6, "{ttl}");
+    assert_eq!(out["pid"].as_u64().unwrap().to_string(), me);
+    assert!(out["owner_start"].as_u64().is_some());
+}
+
+#[test]
+fn long_fields_are_cut_with_a_warning() {
+    let w = World::new();
+    let a = w.device("a");
+    let long = "t".repeat(400);
+    let out = a.publish("s", &["--title", &long]);
+    assert!(out.stderr.contains("title"), "{}", out.stderr);
+    assert_eq!(a.list(&[])[0]["title"].as_str().unwrap().len(), 256);
+}
+
+#[test]
+fn file_names_are_reduced_and_collision_proof() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("a/b", &["--instance", "gw 1"]);
+    a.publish("a_b", &["--instance", "gw 1"]);
+    a.publish("../../etc/x", &["--instance", "gw 1"]);
+    let mut names: Vec<String> = std::fs::read_dir(w.shared())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with("gw_1-") && n.ends_with(".json") && !n.contains('/'))
+    );
+    assert_eq!(a.list(&[]).len(), 3);
+}
+
+#[test]
+fn config_path_show_and_init() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    let path = a.run(&["config", "path"]).success().stdout;
+    assert_eq!(path.trim(), a.config_path().to_str().unwrap());
+    let shown = a.run(&["config", "show"]).success().stdout;
+    assert!(shown.contains("built-in defaults"), "{shown}");
+    assert!(
+        shown.contains(&format!(
+            "dir = {:?}",
+            a.default_dir().display().to_string()
+        )),
+        "{shown}"
+    );
+    a.run(&["config", "init"]).success();
+    assert!(a.config_path().exists());
+    let out = a.run(&["config", "init"]).code(1);
+    assert!(out.stderr.contains("already exists"), "{}", out.stderr);
+    let shown_after = a.run(&["config", "show"]).success().stdout;
+    // The example states the defaults: same settings as without a file.
+    let settings = |s: &str| s.lines().skip(1).map(String::from).collect::<Vec<_>>();
+    assert_eq!(settings(&shown_after), settings(&shown));
+}
+
+#[test]
+fn completions_match_the_checked_in_files() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("completions");
+    for (shell, file) in [
+        ("bash", "presence.bash"),
+        ("zsh", "_presence"),
+        ("fish", "presence.fish"),
+        ("elvish", "presence.elv"),
+        ("powershell", "_presence.ps1"),
+    ] {
+        let generated = a.run(&["completions", shell]).success().stdout;
+        let checked_in = std::fs::read_to_string(root.join(file)).unwrap_or_default();
+        assert!(
+            generated == checked_in,
+            "completions/{file} is out of date; regenerate with \
+             `cargo run -q -- completions {shell} > completions/{file}`"
+        );
+    }
+}
+
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    let w = World::new();
+    let a = w.device("a");
+    for i in 0..50 {
+        a.publish(&format!("s{i}"), &["--title", &"x".repeat(200)]);
+    }
+    let mut child = a
+        .cmd()
+        .args(["list", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,0 +1,196 @@
+//! Hostile directory contents: the listing finishes promptly, lists the good
+//! records, and reports the bad ones under --verbose.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::symlink;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::harness::*;
+
+#[test]
+fn hostile_entries_never_hang_or_break_a_listing() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("good", &["--title", "fine"]);
+    let dir = w.shared();
+    let t = now();
+
+    let status = std::process::Command::new("mkfifo")
+        .arg(dir.join("fifo.json"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let _socket = std::os::unix::net::UnixListener::bind(dir.join("sock.json")).unwrap();
+    symlink("/etc/passwd", dir.join("passwd.json")).unwrap();
+    symlink("/dev/zero", dir.join("zero.json")).unwrap();
+    symlink("/nonexistent/target", dir.join("dangling.json")).unwrap();
+    symlink(dir.join("loop.json"), dir.join("loop.json")).unwrap();
+    symlink("/tmp", dir.join("tmpdir.json")).unwrap();
+    let good_copy = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains(".good."))
+        .unwrap();
+    symlink(&good_copy, dir.join("link-to-good.json")).unwrap();
+    std::fs::create_dir(dir.join("subdir.json")).unwrap();
+    std::fs::write(dir.join("big.json"), vec![b' '; 10 * 1024 * 1024]).unwrap();
+    let sparse = std::fs::File::create(dir.join("sparse.json")).unwrap();
+    sparse.set_len(100 * 1024 * 1024).unwrap();
+    std::fs::write(dir.join("empty.json"), "").unwrap();
+    std::fs::write(
+        dir.join("truncated.json"),
+        r#"{"session_id": "t", "updated_"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("array.json"), "[1,2,3]").unwrap();
+    std::fs::write(
+        dir.join("deep.json"),
+        format!("{}{}", "[".repeat(30_000), "]".repeat(30_000)),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("deep-field.json"),
+        format!(
+            "{{\"session_id\":{}{}}}",
+            "[".repeat(30_000),
+            "]".repeat(30_000)
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("binary.json"), b"\xff\xfe\x00garbage").unwrap();
+    std::fs::write(
+        dir.join("future.json"),
+        json!({"version": 2, "session_id": "v2"}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join(OsStr::from_bytes(b"bad-\xff-name.json")),
+        json!({"session_id": "badname", "profile": "default", "updated_at": t, "expires_at": t + 90.0}).to_string(),
+    )
+    .unwrap();
+    // Tolerated oddities that still make a record.
+    std::fs::write(
+        dir.join("bom.json"),
+        format!("\u{feff}{}", json!({"session_id": "bom", "profile": "default", "updated_at": t, "expires_at": t + 90.0})),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("strings.json"),
+        json!({"session_id": "strtimes", "profile": "default", "updated_at": t.to_string(),
+               "expires_at": (t + 90.0).to_string(), "pid": "nope", "metadata": [1]})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("huge-num.json"),
+        r#"{"session_id":"huge","profile":"default","updated_at":1e999}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join(".hidden.json"), "{}").unwrap();
+    std::fs::write(dir.join(".good.json.123.abc.tmp"), "{").unwrap();
+    std::fs::write(dir.join("notes.txt"), "hello").unwrap();
+
+    let start = Instant::now();
+    let mut child = a
+        .cmd()
+        .args(["-v", "list", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("list hung on hostile directory contents");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let mut got = sessions(&rows);
+    got.sort();
+    assert_eq!(got, ["bom", "good", "strtimes"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for (file, reason) in [
+        ("fifo.json", "FIFO"),
+        ("sock.json", "socket"),
+        ("passwd.json", "symbolic link"),
+        ("zero.json", "symbolic link"),
+        ("dangling.json", "symbolic link"),
+        ("loop.json", "symbolic link"),
+        ("tmpdir.json", "symbolic link"),
+        ("link-to-good.json", "symbolic link"),
+        ("subdir.json", "directory"),
+        ("big.json", "larger than"),
+        ("sparse.json", "larger than"),
+        ("empty.json", "not a JSON record"),
+        ("truncated.json", "not a JSON record"),
+        ("array.json", "not a JSON record"),
+        ("deep.json", "not a JSON record"),
+        ("deep-field.json", "no session_id"),
+        ("binary.json", "not a JSON record"),
+        ("future.json", "unknown schema version 2"),
+        ("huge-num.json", "not a JSON record"),
+        ("bad-\u{FFFD}-name.json", "not valid UTF-8"),
+        (".good.json.123.abc.tmp", "temp file"),
+    ] {
+        let line = stderr
+            .lines()
+            .find(|l| l.contains(&format!("skipped {file}:")))
+            .unwrap_or_else(|| panic!("{file} not reported:\n{stderr}"));
+        assert!(line.contains(reason), "{file}: {line}");
+    }
+    assert!(
+        !stderr.contains("hidden.json") && !stderr.contains("notes.txt"),
+        "{stderr}"
+    );
+    // Nothing read /etc/passwd into the output.
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("root:"));
+    // Without -v the listing is quiet about them.
+    let quiet = a.run(&["list", "--json"]).success();
+    assert!(quiet.stderr.is_empty(), "{}", quiet.stderr);
+    // clear leaves all of them alone.
+    a.run(&["clear", "--session", "good"]).success();
+    assert!(
+        dir.join("passwd.json")
+            .symlink_metadata()
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::metadata(dir.join("big.json")).unwrap().len(),
+        10 * 1024 * 1024
+    );
+}
+
+#[test]
+fn a_file_that_is_exactly_at_the_limit_is_read() {
+    let w = World::new();
+    let a = w.device("a");
+    let t = now();
+    let mut text = json!({"session_id": "edge", "profile": "default", "updated_at": t,
+                          "expires_at": t + 90.0})
+    .to_string();
+    let pad = 64 * 1024 - text.len() - 1;
+    text.insert_str(
+        text.len() - 1,
+        &format!(",\"pad\":\"{}\"", "x".repeat(pad - 9)),
+    );
+    assert_eq!(text.len(), 64 * 1024 - 1);
+    std::fs::create_dir_all(w.shared()).unwrap();
+    std::fs::write(w.shared().join("edge.json"), &text).unwrap();
+    assert_eq!(sessions(&a.list(&[])), ["edge"]);
+}

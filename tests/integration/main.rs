@@ -1,0 +1,8 @@
+//! One integration test binary driving the real `presence` executable.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod harness;
+
+mod cli;
+mod docs;
+mod hostile;
