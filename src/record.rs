@@ -708,6 +708,64 @@ mod tests {
         assert!(r.enforce_limits().is_err());
     }
 
+    fn arb_text() -> impl proptest::strategy::Strategy<Value = String> {
+        "\\PC{0,40}"
+    }
+
+    fn arb_time() -> impl proptest::strategy::Strategy<Value = Option<f64>> {
+        // Quarter seconds: exactly representable, so equality is exact.
+        proptest::option::of((0i64..8_000_000_000).prop_map(|q| q as f64 / 4.0))
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn a_record_round_trips(
+            session_id in "[a-z0-9][a-z0-9 ._/-]{0,30}",
+            key in "[a-z0-9]{1,10}",
+            texts in proptest::collection::vec(arb_text(), 9),
+            times in proptest::collection::vec(arb_time(), 4),
+            meta in proptest::collection::btree_map("[a-z_]{1,10}", arb_text(), 0..8),
+            seq in any::<u64>(),
+            pid in any::<u32>(),
+            owner_start in proptest::option::of(any::<u64>()),
+        ) {
+            let mut r = Record::new(session_id);
+            r.session_key = key;
+            r.client = texts[0].clone();
+            r.cwd = texts[1].clone();
+            r.device_id = texts[2].clone();
+            r.endpoint = texts[3].clone();
+            r.host = texts[4].clone();
+            r.instance_id = texts[5].clone();
+            r.model = texts[6].clone();
+            r.status = texts[7].clone();
+            r.title = texts[8].clone();
+            r.updated_at = times[0];
+            r.expires_at = times[1];
+            r.started_at = times[2];
+            r.ended_at = times[3];
+            r.metadata = meta;
+            r.seq = seq;
+            r.pid = pid;
+            r.owner_start = owner_start;
+            prop_assert!(r.clone().enforce_limits().is_ok());
+            let back = Record::from_json(&r.to_json()).unwrap();
+            prop_assert_eq!(back, r);
+        }
+
+        #[test]
+        fn parsing_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let _ = Record::from_json(&bytes);
+        }
+
+        #[test]
+        fn parsing_json_shaped_text_never_panics(text in "[{}\\[\\]\":,0-9a-z_.eE+-]{0,200}") {
+            let _ = Record::from_json(text.as_bytes());
+        }
+    }
+
     #[test]
     fn group_key_prefers_client_and_endpoint() {
         let mut r = Record::new("s");

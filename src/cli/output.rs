@@ -45,6 +45,8 @@ const HEADERS: [&str; 8] = [
 ];
 /// Narrowest each column may be squeezed to, in the order they give way.
 const SQUEEZE: [(usize, usize); 5] = [(7, 12), (0, 14), (2, 8), (3, 8), (4, 8)];
+/// Columns hidden, in this order, when squeezing is not enough.
+const HIDE: [usize; 5] = [4, 2, 6, 3, 5];
 
 fn cells(row: &Row) -> [String; 8] {
     let r = &row.record;
@@ -99,25 +101,39 @@ fn fit(s: &str, width: usize) -> String {
     out
 }
 
-/// Column widths for `rows` within `max` columns of terminal (None: no limit).
-fn widths(rows: &[[String; 8]], max: Option<usize>) -> [usize; 8] {
+/// Visible columns and their widths for `rows` within `max` terminal columns
+/// (None: no limit). Long cells give way first (TITLE, then SESSION, then the
+/// names, down to a minimum); if that is not enough, whole columns are hidden.
+fn layout(rows: &[[String; 8]], max: Option<usize>) -> Vec<(usize, usize)> {
     let mut w = HEADERS.map(|h| h.width());
     for r in rows {
         for (i, c) in r.iter().enumerate() {
             w[i] = w[i].max(c.width());
         }
     }
-    if let Some(max) = max {
-        let gaps = 2 * (w.len() - 1);
-        for (col, min) in SQUEEZE {
-            let total: usize = w.iter().sum::<usize>() + gaps;
-            if total <= max {
-                break;
-            }
-            w[col] = w[col].saturating_sub(total - max).max(min.min(w[col]));
+    let mut cols: Vec<(usize, usize)> = w.iter().copied().enumerate().collect();
+    let Some(max) = max else {
+        return cols;
+    };
+    let total = |cols: &[(usize, usize)]| {
+        cols.iter().map(|c| c.1).sum::<usize>() + 2 * cols.len().saturating_sub(1)
+    };
+    for (col, min) in SQUEEZE {
+        let excess = total(&cols).saturating_sub(max);
+        if excess == 0 {
+            return cols;
+        }
+        if let Some(c) = cols.iter_mut().find(|c| c.0 == col) {
+            c.1 = c.1.saturating_sub(excess).max(min.min(c.1));
         }
     }
-    w
+    for hide in HIDE {
+        if total(&cols) <= max {
+            break;
+        }
+        cols.retain(|c| c.0 != hide);
+    }
+    cols
 }
 
 /// Writes the table. `width`: the terminal's width, or None when not a terminal.
@@ -128,16 +144,14 @@ pub fn table(
     color: bool,
 ) -> io::Result<()> {
     let texts: Vec<[String; 8]> = rows.iter().map(cells).collect();
-    let w = widths(&texts, width);
-    let line = |cols: &[String; 8]| -> String {
+    let cols = layout(&texts, width);
+    let line = |cells: &[String; 8]| -> String {
         let mut s = String::new();
-        for (i, c) in cols.iter().enumerate() {
-            let c = fit(c, w[i]);
-            if i + 1 == cols.len() {
-                s.push_str(&c);
-            } else {
-                s.push_str(&c);
-                s.push_str(&" ".repeat(w[i] - c.width() + 2));
+        for (n, &(i, w)) in cols.iter().enumerate() {
+            let c = fit(&cells[i], w);
+            s.push_str(&c);
+            if n + 1 < cols.len() {
+                s.push_str(&" ".repeat(w - c.width() + 2));
             }
         }
         s.trim_end().to_string()
@@ -176,7 +190,9 @@ pub fn terminal_width() -> Option<usize> {
     if !io::stdout().is_terminal() {
         return None;
     }
-    terminal_size::terminal_size().map(|(w, _)| usize::from(w.0))
+    terminal_size::terminal_size()
+        .map(|(w, _)| usize::from(w.0))
+        .filter(|&w| w > 0)
 }
 
 #[cfg(test)]
@@ -200,9 +216,8 @@ mod tests {
         assert_eq!(fit("日本語テキスト", 5), "日本…");
     }
 
-    #[test]
-    fn widths_squeeze_title_first() {
-        let row = [
+    fn row() -> [String; 8] {
+        [
             "*session-1".to_string(),
             "idle".into(),
             "terminal".into(),
@@ -211,11 +226,33 @@ mod tests {
             "1s ago".into(),
             "in 89s".into(),
             "x".repeat(200),
-        ];
-        let w = widths(std::slice::from_ref(&row), Some(80));
-        assert_eq!(w.iter().sum::<usize>() + 14, 80);
-        assert_eq!(w[0], 10);
-        let unlimited = widths(&[row], None);
-        assert_eq!(unlimited[7], 200);
+        ]
+    }
+
+    fn width_of(cols: &[(usize, usize)]) -> usize {
+        cols.iter().map(|c| c.1).sum::<usize>() + 2 * (cols.len() - 1)
+    }
+
+    #[test]
+    fn layout_squeezes_title_first() {
+        let cols = layout(&[row()], Some(80));
+        assert_eq!(width_of(&cols), 80);
+        assert_eq!(cols.len(), 8);
+        assert_eq!(cols[0], (0, 10));
+        assert_eq!(layout(&[row()], None)[7], (7, 200));
+    }
+
+    #[test]
+    fn layout_hides_columns_on_narrow_terminals() {
+        let cols = layout(&[row()], Some(50));
+        assert!(width_of(&cols) <= 50, "{cols:?}");
+        let shown: Vec<usize> = cols.iter().map(|c| c.0).collect();
+        assert!(
+            !shown.contains(&4) && shown.contains(&0) && shown.contains(&7),
+            "{shown:?}"
+        );
+        // At the extreme, SESSION, STATUS and TITLE remain.
+        let tiny = layout(&[row()], Some(20));
+        assert_eq!(tiny.iter().map(|c| c.0).collect::<Vec<_>>(), [0, 1, 7]);
     }
 }

@@ -726,3 +726,52 @@ fn a_closed_pipe_is_not_an_error() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Runs `presence ARGS` on a pseudo-terminal of the given width (util-linux `script`).
+fn on_terminal(dev: &Device, cols: u16, no_color: bool, args: &str) -> String {
+    let bin = env!("CARGO_BIN_EXE_presence");
+    let env = dev.cmd();
+    let mut cmd = std::process::Command::new("script");
+    cmd.env_clear()
+        .envs(env.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .env("TERM", "xterm")
+        .args([
+            "-qc",
+            &format!("stty rows 24 cols {cols}; {bin} {args}"),
+            "/dev/null",
+        ]);
+    if no_color {
+        cmd.env("NO_COLOR", "1");
+    }
+    let out = cmd
+        .output()
+        .expect("util-linux `script` is needed for the terminal tests");
+    String::from_utf8_lossy(&out.stdout).replace('\r', "")
+}
+
+#[test]
+fn on_a_terminal_the_table_fits_and_is_colored_unless_no_color() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish(
+        "a-rather-long-session-name",
+        &["--title", &"long title ".repeat(20), "--status", "working"],
+    );
+    let colored = on_terminal(&a, 60, false, "list");
+    assert!(colored.contains("\x1b[1mSESSION"), "{colored:?}");
+    assert!(colored.contains("\x1b[32m*a-rather"), "{colored:?}");
+    for line in colored.lines() {
+        let visible = line
+            .replace("\x1b[1m", "")
+            .replace("\x1b[32m", "")
+            .replace("\x1b[0m", "");
+        assert!(
+            visible.chars().count() <= 60,
+            "{visible:?} is wider than 60"
+        );
+    }
+    assert!(colored.contains('…'), "{colored:?}");
+    let plain = on_terminal(&a, 60, true, "list");
+    assert!(!plain.contains('\x1b'), "{plain:?}");
+    assert!(plain.starts_with("SESSION"), "{plain:?}");
+}
