@@ -68,6 +68,16 @@ pub enum Error {
         what: &'static str,
     },
 
+    /// A kept-alive record was cleared or replaced by another writer.
+    #[error(
+        "record {file} was cleared or replaced by another writer; it is not written back \
+         (publish again to start a new session life)"
+    )]
+    Ended {
+        /// The record file.
+        file: String,
+    },
+
     /// The owner process given with `--owner-pid` does not exist.
     #[error("owner process {pid} does not exist; pass the pid of a running process to --owner-pid")]
     NoSuchOwner {

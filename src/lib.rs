@@ -39,8 +39,11 @@
 pub mod config;
 pub mod dedupe;
 pub mod error;
+pub mod expire;
+pub mod lifecycle;
 pub mod liveness;
 pub mod local;
+pub mod owner;
 pub mod record;
 pub mod redact;
 pub mod registry;

@@ -164,22 +164,6 @@ pub fn hostname() -> String {
     gethostname::gethostname().to_string_lossy().into_owned()
 }
 
-/// Start time of process `pid` in clock ticks since boot (Linux), used to
-/// tell a live owner from a process that reused its pid. `None` when the
-/// process does not exist or the platform does not say.
-pub fn process_start(pid: u32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces and parentheses: skip past its last ')'.
-    let after = &stat[stat.rfind(')')? + 1..];
-    // Fields from 3 on; starttime is field 22.
-    after.split_whitespace().nth(19)?.parse().ok()
-}
-
-/// Whether a process with this pid exists (Linux: `/proc/PID`).
-pub fn process_exists(pid: u32) -> bool {
-    pid != 0 && Path::new(&format!("/proc/{pid}")).exists()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,13 +199,5 @@ mod tests {
         assert_ne!(a, dirs.lock_file(Path::new("/d2"), "a.json"));
         assert_ne!(a, dirs.lock_file(Path::new("/d1"), "b.json"));
         assert!(a.starts_with("/x/runtime/presence/locks"));
-    }
-
-    #[test]
-    fn own_process_has_a_start_time() {
-        let me = std::process::id();
-        assert!(process_exists(me));
-        assert!(process_start(me).is_some());
-        assert!(!process_exists(0));
     }
 }

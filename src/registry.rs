@@ -13,6 +13,7 @@ use crate::dedupe;
 use crate::error::{Error, Result};
 use crate::liveness::{self, State};
 use crate::local::{self, LocalDirs};
+use crate::owner;
 use crate::record::Record;
 use crate::redact::{self, Redaction};
 use crate::store::{self, Entry, NameKind, Skipped};
@@ -141,9 +142,9 @@ pub struct ClearOutcome {
 /// One profile's presence directory.
 #[derive(Debug, Clone)]
 pub struct Registry {
-    profile: Profile,
-    local: LocalDirs,
-    host: String,
+    pub(crate) profile: Profile,
+    pub(crate) local: LocalDirs,
+    pub(crate) host: String,
 }
 
 impl Registry {
@@ -203,8 +204,10 @@ impl Registry {
             });
         }
         let owner_start = match req.owner_pid {
-            Some(pid) if !local::process_exists(pid) => return Err(Error::NoSuchOwner { pid }),
-            Some(pid) => local::process_start(pid),
+            Some(pid) => match owner::process_info(pid) {
+                Some(info) if !info.zombie => Some(info.start),
+                _ => return Err(Error::NoSuchOwner { pid }),
+            },
             None => None,
         };
         let mut record = Record::new(req.session_id.clone());
@@ -419,30 +422,12 @@ impl Registry {
                 outcome.already_ended += 1;
                 continue;
             }
-            let _lock = self.local.lock(dir, &e.file)?;
-            // Re-read under the lock: write only if it is still the record we read.
-            let current = match store::read_entry(dir, &e.file) {
-                Ok(Some(c)) => c.record,
-                _ => {
-                    outcome.changed_meanwhile += 1;
-                    continue;
-                }
-            };
-            if current.instance_id != r.instance_id
-                || current.seq != r.seq
-                || current.device_id != device
-                || current.ended_at.is_some()
-            {
+            // Under the lock, only the life we read is ended: a refresh may
+            // have advanced its seq meanwhile, but a newer life is left alone.
+            let Some(tomb) = self.end_life(&e.file, &e.record, now)? else {
                 outcome.changed_meanwhile += 1;
                 continue;
-            }
-            let mut tomb = current;
-            tomb.ended_at = Some(now);
-            tomb.expires_at = Some(now);
-            tomb.updated_at = Some(now);
-            tomb.status = "ended".into();
-            tomb.seq = tomb.seq.saturating_add(1);
-            store::write_atomic(dir, &e.file, &tomb.to_json())?;
+            };
             outcome.cleared.push(Cleared {
                 file: e.file.clone(),
                 record: tomb,

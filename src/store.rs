@@ -212,6 +212,8 @@ pub struct Scan {
     /// `*.json` files and temp files that were not records (reported by
     /// `--verbose`); other files (`.stfolder`, notes) are not reported.
     pub skipped: Vec<Skipped>,
+    /// Our own temp files (regular files only) and their ctimes, for `expire`.
+    pub temps: Vec<(String, f64)>,
 }
 
 fn file_type_name(ft: &fs::FileType) -> &'static str {
@@ -313,6 +315,13 @@ pub fn scan(dir: &Path) -> Result<Scan> {
         match kind {
             NameKind::Record | NameKind::ConflictCopy(_) => {}
             NameKind::OwnTemp | NameKind::SyncTemp(_) => {
+                if kind == NameKind::OwnTemp
+                    && let Ok(m) = dirent.metadata()
+                    && m.file_type().is_file()
+                {
+                    out.temps
+                        .push((name.to_owned(), secs(m.ctime(), m.ctime_nsec())));
+                }
                 out.skipped.push(Skipped {
                     file: name.to_owned(),
                     reason: SkipReason::Temp(kind),
@@ -341,6 +350,33 @@ pub fn scan(dir: &Path) -> Result<Scan> {
         }
     }
     Ok(out)
+}
+
+/// Removes `dir/name` if it is still the regular file seen at `ctime`
+/// (seconds). `Ok(false)` when it changed or vanished meanwhile. `name` comes
+/// from `read_dir`, so it never leaves the directory, and a symlink is never
+/// followed nor removed.
+pub fn remove_if_unchanged(dir: &Path, name: &str, ctime: f64) -> Result<bool> {
+    let path = dir.join(name);
+    let meta = match fs::symlink_metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(Error::io("inspect", &path, e)),
+    };
+    if !meta.file_type().is_file() || secs(meta.ctime(), meta.ctime_nsec()) != ctime {
+        return Ok(false);
+    }
+    match fs::remove_file(&path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io("remove", &path, e)),
+    }
+}
+
+/// The change time of `dir/name` without following a symlink, in seconds.
+pub fn ctime_of(dir: &Path, name: &str) -> Option<f64> {
+    let m = fs::symlink_metadata(dir.join(name)).ok()?;
+    Some(secs(m.ctime(), m.ctime_nsec()))
 }
 
 /// Creates `dir` (and missing parents) with mode 0700. An existing directory

@@ -1,0 +1,452 @@
+//! Garbage collection of the presence directory (DESIGN §7). Without it every
+//! short-lived session leaves a file behind forever; with it, deletions
+//! propagate through the sync engine to every device.
+//!
+//! [`decide`] is pure: given the scanned entries and `now`, it names the files
+//! to delete and why. [`Registry::expire`] then deletes them, each only if it
+//! is still the file that was judged (this device's records under their lock,
+//! other files by an unchanged ctime), never a symlink, never outside the
+//! directory.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use crate::dedupe;
+use crate::error::Result;
+use crate::liveness::{self, State};
+use crate::owner::{self, OwnerState};
+use crate::record::Record;
+use crate::registry::Registry;
+use crate::store::{self, Entry, NameKind};
+
+/// How long this device's tombstones stay, so that every device sees the end
+/// before the file goes (sync engines propagate writes before deletes).
+pub const TOMBSTONE_GRACE: f64 = 600.0;
+/// How old a temp file of an interrupted write must be before it is removed.
+pub const TEMP_GRACE: f64 = 600.0;
+
+/// Why a file is garbage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// This device's record, expired, and its owner (if any) is gone.
+    OwnExpired,
+    /// This device's tombstone, older than 10 minutes.
+    OwnTombstone,
+    /// Any device's record, dead for longer than `gc_after`.
+    Garbage,
+    /// A sync engine's conflict copy that lost its group.
+    ConflictLost,
+    /// A sync engine's conflict copy that won its group but is not live.
+    ConflictExpired,
+    /// A temp file of an interrupted write, older than 10 minutes.
+    StaleTemp,
+}
+
+impl Reason {
+    /// Human wording.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Reason::OwnExpired => "this device's record, expired",
+            Reason::OwnTombstone => "this device's tombstone, older than 10 min",
+            Reason::Garbage => "dead for longer than gc_after",
+            Reason::ConflictLost => "conflict copy superseded by a newer record",
+            Reason::ConflictExpired => "conflict copy, expired",
+            Reason::StaleTemp => "temp file of an interrupted write, older than 10 min",
+        }
+    }
+}
+
+/// One file to delete.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Garbage {
+    /// File name in the directory.
+    pub file: String,
+    /// Why.
+    pub reason: Reason,
+    /// Its ctime when judged; deleted only if unchanged.
+    #[serde(skip)]
+    pub ctime: f64,
+    /// For this device's records: the version judged (`instance_id`, `seq`).
+    #[serde(skip)]
+    pub(crate) own: Option<(String, u64)>,
+}
+
+/// The settings [`decide`] needs.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy {
+    /// Skew tolerance, seconds.
+    pub skew: f64,
+    /// Seconds a record must be dead before any device deletes it.
+    pub gc_after: f64,
+}
+
+/// When a record stopped being live, on this machine's clock: a tombstone
+/// when it arrived; otherwise its deadline (see [`liveness::deadline`]); a
+/// record without `expires_at` when it arrived.
+fn dead_since(e: &Entry, skew: f64) -> f64 {
+    if e.record.ended_at.is_some() {
+        return e.ctime;
+    }
+    liveness::deadline(&e.record, e.ctime, skew).unwrap_or(e.ctime)
+}
+
+/// Decides what to delete. `device` is this device's id; `owner_alive` says
+/// whether a record's owner still runs (only asked about this device's
+/// records). Losers are listed before winners, so that a winner is only
+/// deleted after the losers that it hides.
+pub fn decide(
+    entries: &[Entry],
+    temps: &[(String, f64)],
+    device: Option<&str>,
+    policy: Policy,
+    now: f64,
+    owner_alive: impl Fn(&Record) -> bool,
+) -> Vec<Garbage> {
+    let state = |e: &Entry| liveness::state(&e.record, e.ctime, now, policy.skew);
+    let mut out = Vec::new();
+    let mut winners = Vec::new();
+    for group in dedupe::dedupe(entries, |e| (&e.record, e.file.as_str())) {
+        let mut live_loser_kept = false;
+        for &i in &group.losers {
+            let e = &entries[i];
+            if matches!(e.kind, NameKind::ConflictCopy(_)) {
+                out.push(garbage(e, Reason::ConflictLost, device));
+            } else if let Some(reason) = judge(e, state(e), device, policy, now, &owner_alive) {
+                out.push(garbage(e, reason, device));
+            } else if state(e) == State::Live {
+                live_loser_kept = true;
+            }
+        }
+        // A dead winner that hides a live loser stays: deleting it would
+        // let the older record show again.
+        if !live_loser_kept {
+            winners.push(group.winner);
+        }
+    }
+    for i in winners {
+        let e = &entries[i];
+        let st = state(e);
+        let reason = if matches!(e.kind, NameKind::ConflictCopy(_)) && st != State::Live {
+            Some(Reason::ConflictExpired)
+        } else {
+            judge(e, st, device, policy, now, &owner_alive)
+        };
+        if let Some(reason) = reason {
+            out.push(garbage(e, reason, device));
+        }
+    }
+    for (file, ctime) in temps {
+        if now - ctime > TEMP_GRACE {
+            out.push(Garbage {
+                file: file.clone(),
+                reason: Reason::StaleTemp,
+                ctime: *ctime,
+                own: None,
+            });
+        }
+    }
+    out
+}
+
+/// The rule for one record, conflict status aside. Never returns a reason
+/// for a live record.
+fn judge(
+    e: &Entry,
+    st: State,
+    device: Option<&str>,
+    policy: Policy,
+    now: f64,
+    owner_alive: &impl Fn(&Record) -> bool,
+) -> Option<Reason> {
+    if st == State::Live {
+        return None;
+    }
+    let r = &e.record;
+    let ours = e.kind == NameKind::Record && device.is_some_and(|d| d == r.device_id);
+    if ours {
+        match r.ended_at {
+            Some(ended) if now - ended.min(e.ctime) > TOMBSTONE_GRACE => {
+                return Some(Reason::OwnTombstone);
+            }
+            Some(_) => {}
+            None if !owner_alive(r) => return Some(Reason::OwnExpired),
+            None => return None,
+        }
+    }
+    (now - dead_since(e, policy.skew) > policy.gc_after).then_some(Reason::Garbage)
+}
+
+fn garbage(e: &Entry, reason: Reason, device: Option<&str>) -> Garbage {
+    let ours = e.kind == NameKind::Record && device.is_some_and(|d| d == e.record.device_id);
+    Garbage {
+        file: e.file.clone(),
+        reason,
+        ctime: e.ctime,
+        own: ours.then(|| (e.record.instance_id.clone(), e.record.seq)),
+    }
+}
+
+/// What `expire` did (or, with `dry_run`, would do).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ExpireOutcome {
+    /// Files deleted (or that would be).
+    pub removed: Vec<Garbage>,
+    /// Files judged garbage that changed before they could be deleted; kept.
+    pub changed: usize,
+    /// Records and temp files kept.
+    pub kept: usize,
+}
+
+impl Registry {
+    /// Garbage-collects the whole directory (every label: garbage belongs to
+    /// no one) at `now`. With `dry_run`, only reports.
+    pub fn expire(&self, now: f64, dry_run: bool) -> Result<ExpireOutcome> {
+        let dir = &self.profile.dir;
+        let scan = store::scan(dir)?;
+        let device = self.local.existing_device_id()?;
+        let policy = Policy {
+            skew: self.profile.skew.as_secs_f64(),
+            gc_after: self.profile.gc_after.as_secs_f64(),
+        };
+        let owner_alive = |r: &Record| {
+            r.owner_start
+                .is_some_and(|s| owner::owner_state(r.pid, s) == OwnerState::Alive)
+        };
+        let plan = decide(
+            &scan.entries,
+            &scan.temps,
+            device.as_deref(),
+            policy,
+            now,
+            owner_alive,
+        );
+        let total = scan.entries.len() + scan.temps.len();
+        let mut out = ExpireOutcome::default();
+        let mut gone = HashSet::new();
+        for g in plan {
+            if !gone.insert(g.file.clone()) {
+                continue;
+            }
+            let removed = if dry_run {
+                true
+            } else if let Some((instance, seq)) = &g.own {
+                // Ours: under the lock, only if it is still the version judged.
+                let _lock = self.local.lock(dir, &g.file)?;
+                let same = matches!(
+                    store::read_entry(dir, &g.file),
+                    Ok(Some(e)) if &e.record.instance_id == instance && e.record.seq == *seq
+                );
+                same && store::remove_if_unchanged(dir, &g.file, g.ctime)?
+            } else {
+                store::remove_if_unchanged(dir, &g.file, g.ctime)?
+            };
+            if removed {
+                out.removed.push(g);
+            } else {
+                out.changed += 1;
+            }
+        }
+        out.kept = total - out.removed.len();
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Engine;
+
+    const NOW: f64 = 1_000_000.0;
+    const ME: &str = "me";
+    const POLICY: Policy = Policy {
+        skew: 300.0,
+        gc_after: 3600.0,
+    };
+
+    fn entry(file: &str, device: &str, updated: f64, ctime: f64) -> Entry {
+        let mut r = Record::new(file.split('.').nth(1).unwrap_or(file));
+        r.device_id = device.into();
+        r.profile = "default".into();
+        r.instance_id = "i".into();
+        r.updated_at = Some(updated);
+        r.expires_at = Some(updated + 90.0);
+        Entry {
+            file: file.into(),
+            kind: store::classify(file),
+            ctime,
+            mtime: ctime,
+            record: r,
+        }
+    }
+
+    fn ended(mut e: Entry, at: f64) -> Entry {
+        e.record.ended_at = Some(at);
+        e.record.expires_at = Some(at);
+        e.record.updated_at = Some(at);
+        e
+    }
+
+    fn run(entries: &[Entry], alive: bool) -> Vec<(String, Reason)> {
+        let mut v: Vec<_> = decide(entries, &[], Some(ME), POLICY, NOW, |_| alive)
+            .into_iter()
+            .map(|g| (g.file, g.reason))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+
+    #[test]
+    fn expire_table() {
+        use Reason::*;
+        type Case = (&'static str, Vec<Entry>, bool, Vec<(&'static str, Reason)>);
+        let cases: Vec<Case> = vec![
+            (
+                "live records stay",
+                vec![
+                    entry("i.a.json", ME, NOW - 5.0, NOW - 5.0),
+                    entry("o.b.json", "other", NOW - 5.0, NOW - 5.0),
+                ],
+                false,
+                vec![],
+            ),
+            (
+                "own expired goes at once",
+                vec![entry("i.a.json", ME, NOW - 100.0, NOW - 100.0)],
+                false,
+                vec![("i.a.json", OwnExpired)],
+            ),
+            (
+                "own expired with a live owner stays (refresh will revive it)",
+                vec![entry("i.a.json", ME, NOW - 100.0, NOW - 100.0)],
+                true,
+                vec![],
+            ),
+            (
+                "own tombstone within 10 min stays",
+                vec![ended(entry("i.a.json", ME, NOW, NOW - 500.0), NOW - 500.0)],
+                false,
+                vec![],
+            ),
+            (
+                "own tombstone after 10 min goes",
+                vec![ended(entry("i.a.json", ME, NOW, NOW - 700.0), NOW - 700.0)],
+                false,
+                vec![("i.a.json", OwnTombstone)],
+            ),
+            (
+                "foreign expired within gc_after stays",
+                vec![entry("o.b.json", "other", NOW - 1000.0, NOW - 1000.0)],
+                false,
+                vec![],
+            ),
+            (
+                "foreign expired past gc_after goes",
+                vec![entry("o.b.json", "other", NOW - 4000.0, NOW - 4000.0)],
+                false,
+                vec![("o.b.json", Garbage)],
+            ),
+            (
+                "foreign tombstone past gc_after goes",
+                vec![ended(
+                    entry("o.b.json", "other", NOW, NOW - 3700.0),
+                    NOW - 3700.0,
+                )],
+                false,
+                vec![("o.b.json", Garbage)],
+            ),
+            // Writer clock a day ahead: its expires_at is far in the future, but it
+            // arrived here 2 h ago and was never refreshed: dead since ctime + ttl.
+            (
+                "foreign with a clock ahead, dead by local age",
+                vec![entry("o.b.json", "other", NOW + 86_400.0, NOW - 7200.0)],
+                false,
+                vec![("o.b.json", Garbage)],
+            ),
+            (
+                "losing conflict copy goes even while live",
+                vec![
+                    entry("o.b.json", "other", NOW - 1.0, NOW - 1.0),
+                    entry(
+                        "o.b.sync-conflict-20261130-101010-AAA.json",
+                        "other",
+                        NOW - 2.0,
+                        NOW - 2.0,
+                    ),
+                ],
+                false,
+                vec![("o.b.sync-conflict-20261130-101010-AAA.json", ConflictLost)],
+            ),
+            (
+                "winning conflict copy that expired goes",
+                vec![entry(
+                    "o.b (conflicted copy 2026-11-30 101010).json",
+                    "other",
+                    NOW - 200.0,
+                    NOW - 200.0,
+                )],
+                false,
+                vec![(
+                    "o.b (conflicted copy 2026-11-30 101010).json",
+                    ConflictExpired,
+                )],
+            ),
+            (
+                "winning live conflict copy stays; the base it beat stays too",
+                vec![
+                    entry("o.b.json", "other", NOW - 10.0, NOW - 10.0),
+                    entry("o.b 2.json", "other", NOW - 1.0, NOW - 1.0),
+                ],
+                false,
+                vec![],
+            ),
+            (
+                "a dead winner hiding a live loser stays",
+                vec![
+                    ended(entry("i.a.json", ME, NOW, NOW - 700.0), NOW - 700.0),
+                    {
+                        let mut e = entry("j.a.json", "other", NOW - 800.0, NOW - 5.0);
+                        e.record.session_id = "a".into();
+                        e.record.expires_at = Some(NOW + 100.0);
+                        e
+                    },
+                ],
+                false,
+                vec![],
+            ),
+        ];
+        for (case, entries, alive, want) in cases {
+            let want: Vec<(String, Reason)> =
+                want.into_iter().map(|(f, r)| (f.to_string(), r)).collect();
+            assert_eq!(run(&entries, alive), want, "{case}");
+        }
+    }
+
+    #[test]
+    fn never_a_live_record_unless_a_losing_copy() {
+        // Every live entry in a mixed directory survives.
+        let entries = vec![
+            entry("i.a.json", ME, NOW - 1.0, NOW - 1.0),
+            entry("o.b.json", "other", NOW - 1.0, NOW - 1.0),
+            entry("o.c 2.json", "other", NOW - 1.0, NOW - 1.0),
+        ];
+        assert!(run(&entries, false).is_empty());
+        assert_eq!(
+            store::classify("o.c 2.json"),
+            NameKind::ConflictCopy(Engine::ICloud)
+        );
+    }
+
+    #[test]
+    fn temps_go_after_ten_minutes() {
+        let temps = vec![
+            (".a.json.1.x.tmp".to_string(), NOW - 601.0),
+            (".b.json.1.x.tmp".to_string(), NOW - 10.0),
+        ];
+        let g = decide(&[], &temps, Some(ME), POLICY, NOW, |_| false);
+        assert_eq!(g.len(), 1);
+        assert_eq!(g[0].file, ".a.json.1.x.tmp");
+        assert_eq!(g[0].reason, Reason::StaleTemp);
+    }
+}
