@@ -37,6 +37,9 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List live sessions, newest first')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show the newest record of one session (by session id or key)')
             [CompletionResult]::new('clear', 'clear', [CompletionResultType]::ParameterValue, 'End this device''s record of a session (writes a tombstone)')
+            [CompletionResult]::new('refresh', 'refresh', [CompletionResultType]::ParameterValue, 'Re-publish this device''s records whose owner runs; clear those whose owner died')
+            [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run a command, keeping its session published while it runs')
+            [CompletionResult]::new('expire', 'expire', [CompletionResultType]::ParameterValue, 'Delete expired records, old tombstones, stale conflict copies and temp files')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show or create the configuration file')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -134,6 +137,61 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'presence;refresh' {
+            [CompletionResult]::new('--every', '--every', [CompletionResultType]::ParameterName, 'Keep refreshing every DUR until SIGINT/SIGTERM [default DUR: the profile''s refresh_interval]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
+            [CompletionResult]::new('--all-profiles', '--all-profiles', [CompletionResultType]::ParameterName, 'Refresh this device''s records of every label, in the directories of all profiles')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print each pass as one JSON object per line')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'presence;run' {
+            [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Runtime session id (required)')
+            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'Durable session id [default: the session id]')
+            [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'State word: idle, working, waiting, … [default: idle]')
+            [CompletionResult]::new('--title', '--title', [CompletionResultType]::ParameterName, 'Display title (at most 256 characters)')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'Model name')
+            [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Working directory to show')
+            [CompletionResult]::new('--client', '--client', [CompletionResultType]::ParameterName, 'Client name [default: the profile''s `client`, "terminal"]')
+            [CompletionResult]::new('--source', '--source', [CompletionResultType]::ParameterName, 'Source of the session (cli, telegram, …)')
+            [CompletionResult]::new('--endpoint', '--endpoint', [CompletionResultType]::ParameterName, 'Private attach hint (ssh://host/x); credentials are stripped, nothing connects to it')
+            [CompletionResult]::new('--meta', '--meta', [CompletionResultType]::ParameterName, 'Extra label; repeat for more (at most 32)')
+            [CompletionResult]::new('--ttl', '--ttl', [CompletionResultType]::ParameterName, 'Time to live, 1s to 1h [default: the profile''s `ttl`, 90s]')
+            [CompletionResult]::new('--owner-pid', '--owner-pid', [CompletionResultType]::ParameterName, 'Pid of the process that owns the session')
+            [CompletionResult]::new('--instance', '--instance', [CompletionResultType]::ParameterName, 'Writer instance id [default: <host>-<first 8 chars of the device id>]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
+            [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'Refuse (exit 3) instead of redacting a credential')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'presence;expire' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Only list what would be deleted')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the outcome as JSON')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'presence;config' {
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
@@ -222,6 +280,9 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List live sessions, newest first')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show the newest record of one session (by session id or key)')
             [CompletionResult]::new('clear', 'clear', [CompletionResultType]::ParameterValue, 'End this device''s record of a session (writes a tombstone)')
+            [CompletionResult]::new('refresh', 'refresh', [CompletionResultType]::ParameterValue, 'Re-publish this device''s records whose owner runs; clear those whose owner died')
+            [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run a command, keeping its session published while it runs')
+            [CompletionResult]::new('expire', 'expire', [CompletionResultType]::ParameterValue, 'Delete expired records, old tombstones, stale conflict copies and temp files')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show or create the configuration file')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -237,6 +298,15 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             break
         }
         'presence;help;clear' {
+            break
+        }
+        'presence;help;refresh' {
+            break
+        }
+        'presence;help;run' {
+            break
+        }
+        'presence;help;expire' {
             break
         }
         'presence;help;config' {

@@ -34,6 +34,9 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand ls 'List live sessions, newest first'
             cand show 'Show the newest record of one session (by session id or key)'
             cand clear 'End this device''s record of a session (writes a tombstone)'
+            cand refresh 'Re-publish this device''s records whose owner runs; clear those whose owner died'
+            cand run 'Run a command, keeping its session published while it runs'
+            cand expire 'Delete expired records, old tombstones, stale conflict copies and temp files'
             cand config 'Show or create the configuration file'
             cand completions 'Print a shell completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -125,6 +128,58 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'presence;refresh'= {
+            cand --every 'Keep refreshing every DUR until SIGINT/SIGTERM [default DUR: the profile''s refresh_interval]'
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once'
+            cand --all-profiles 'Refresh this device''s records of every label, in the directories of all profiles'
+            cand --json 'Print each pass as one JSON object per line'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'presence;run'= {
+            cand --session 'Runtime session id (required)'
+            cand --key 'Durable session id [default: the session id]'
+            cand --status 'State word: idle, working, waiting, … [default: idle]'
+            cand --title 'Display title (at most 256 characters)'
+            cand --model 'Model name'
+            cand --cwd 'Working directory to show'
+            cand --client 'Client name [default: the profile''s `client`, "terminal"]'
+            cand --source 'Source of the session (cli, telegram, …)'
+            cand --endpoint 'Private attach hint (ssh://host/x); credentials are stripped, nothing connects to it'
+            cand --meta 'Extra label; repeat for more (at most 32)'
+            cand --ttl 'Time to live, 1s to 1h [default: the profile''s `ttl`, 90s]'
+            cand --owner-pid 'Pid of the process that owns the session'
+            cand --instance 'Writer instance id [default: <host>-<first 8 chars of the device id>]'
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once'
+            cand --strict 'Refuse (exit 3) instead of redacting a credential'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'presence;expire'= {
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once'
+            cand --dry-run 'Only list what would be deleted'
+            cand --json 'Print the outcome as JSON'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'presence;config'= {
             cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
             cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
@@ -203,6 +258,9 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand list 'List live sessions, newest first'
             cand show 'Show the newest record of one session (by session id or key)'
             cand clear 'End this device''s record of a session (writes a tombstone)'
+            cand refresh 'Re-publish this device''s records whose owner runs; clear those whose owner died'
+            cand run 'Run a command, keeping its session published while it runs'
+            cand expire 'Delete expired records, old tombstones, stale conflict copies and temp files'
             cand config 'Show or create the configuration file'
             cand completions 'Print a shell completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -214,6 +272,12 @@ set edit:completion:arg-completer[presence] = {|@words|
         &'presence;help;show'= {
         }
         &'presence;help;clear'= {
+        }
+        &'presence;help;refresh'= {
+        }
+        &'presence;help;run'= {
+        }
+        &'presence;help;expire'= {
         }
         &'presence;help;config'= {
             cand path 'Print the path of the configuration file in use'

@@ -36,6 +36,9 @@ complete -c presence -n "__fish_presence_needs_command" -f -a "list" -d 'List li
 complete -c presence -n "__fish_presence_needs_command" -f -a "ls" -d 'List live sessions, newest first'
 complete -c presence -n "__fish_presence_needs_command" -f -a "show" -d 'Show the newest record of one session (by session id or key)'
 complete -c presence -n "__fish_presence_needs_command" -f -a "clear" -d 'End this device\'s record of a session (writes a tombstone)'
+complete -c presence -n "__fish_presence_needs_command" -f -a "refresh" -d 'Re-publish this device\'s records whose owner runs; clear those whose owner died'
+complete -c presence -n "__fish_presence_needs_command" -f -a "run" -d 'Run a command, keeping its session published while it runs'
+complete -c presence -n "__fish_presence_needs_command" -f -a "expire" -d 'Delete expired records, old tombstones, stale conflict copies and temp files'
 complete -c presence -n "__fish_presence_needs_command" -f -a "config" -d 'Show or create the configuration file'
 complete -c presence -n "__fish_presence_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c presence -n "__fish_presence_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -101,6 +104,43 @@ complete -c presence -n "__fish_presence_using_subcommand clear" -l dir -d 'Use 
 complete -c presence -n "__fish_presence_using_subcommand clear" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand clear" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand clear" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand refresh" -l every -d 'Keep refreshing every DUR until SIGINT/SIGTERM [default DUR: the profile\'s refresh_interval]' -r
+complete -c presence -n "__fish_presence_using_subcommand refresh" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand refresh" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand refresh" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand refresh" -l all-profiles -d 'Refresh this device\'s records of every label, in the directories of all profiles'
+complete -c presence -n "__fish_presence_using_subcommand refresh" -l json -d 'Print each pass as one JSON object per line'
+complete -c presence -n "__fish_presence_using_subcommand refresh" -s v -l verbose -d 'Report skipped files and other details on stderr'
+complete -c presence -n "__fish_presence_using_subcommand refresh" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_using_subcommand refresh" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand run" -l session -d 'Runtime session id (required)' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l key -d 'Durable session id [default: the session id]' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l status -d 'State word: idle, working, waiting, … [default: idle]' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l title -d 'Display title (at most 256 characters)' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l model -d 'Model name' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l cwd -d 'Working directory to show' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l client -d 'Client name [default: the profile\'s `client`, "terminal"]' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l source -d 'Source of the session (cli, telegram, …)' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l endpoint -d 'Private attach hint (ssh://host/x); credentials are stripped, nothing connects to it' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l meta -d 'Extra label; repeat for more (at most 32)' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l ttl -d 'Time to live, 1s to 1h [default: the profile\'s `ttl`, 90s]' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l owner-pid -d 'Pid of the process that owns the session' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l instance -d 'Writer instance id [default: <host>-<first 8 chars of the device id>]' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand run" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand run" -l strict -d 'Refuse (exit 3) instead of redacting a credential'
+complete -c presence -n "__fish_presence_using_subcommand run" -s v -l verbose -d 'Report skipped files and other details on stderr'
+complete -c presence -n "__fish_presence_using_subcommand run" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_using_subcommand run" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand expire" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand expire" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand expire" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand expire" -l dry-run -d 'Only list what would be deleted'
+complete -c presence -n "__fish_presence_using_subcommand expire" -l json -d 'Print the outcome as JSON'
+complete -c presence -n "__fish_presence_using_subcommand expire" -s v -l verbose -d 'Report skipped files and other details on stderr'
+complete -c presence -n "__fish_presence_using_subcommand expire" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_using_subcommand expire" -s h -l help -d 'Print help'
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
@@ -139,13 +179,16 @@ complete -c presence -n "__fish_presence_using_subcommand completions" -l dir -d
 complete -c presence -n "__fish_presence_using_subcommand completions" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand completions" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear config completions help" -f -a "publish" -d 'Publish (create or refresh) this device\'s record of a session'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear config completions help" -f -a "list" -d 'List live sessions, newest first'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear config completions help" -f -a "show" -d 'Show the newest record of one session (by session id or key)'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear config completions help" -f -a "clear" -d 'End this device\'s record of a session (writes a tombstone)'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear config completions help" -f -a "config" -d 'Show or create the configuration file'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear config completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear config completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire config completions help" -f -a "publish" -d 'Publish (create or refresh) this device\'s record of a session'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire config completions help" -f -a "list" -d 'List live sessions, newest first'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire config completions help" -f -a "show" -d 'Show the newest record of one session (by session id or key)'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire config completions help" -f -a "clear" -d 'End this device\'s record of a session (writes a tombstone)'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire config completions help" -f -a "refresh" -d 'Re-publish this device\'s records whose owner runs; clear those whose owner died'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire config completions help" -f -a "run" -d 'Run a command, keeping its session published while it runs'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire config completions help" -f -a "expire" -d 'Delete expired records, old tombstones, stale conflict copies and temp files'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire config completions help" -f -a "config" -d 'Show or create the configuration file'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire config completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire config completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "path" -d 'Print the path of the configuration file in use'
 complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "show" -d 'Print the selected profile with every setting resolved'
 complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "init" -d 'Write the commented example configuration (refuses to overwrite)'

@@ -380,6 +380,24 @@ pub fn resolve(selection: &Selection, local: &LocalDirs) -> Result<(Profile, Con
     Ok((profile, source))
 }
 
+/// Every profile of the configuration (`default` included), each resolved and
+/// with `--dir` applied: what `refresh --all-profiles` covers.
+pub fn resolve_all(selection: &Selection, local: &LocalDirs) -> Result<Vec<Profile>> {
+    let (config, source) = Config::load(selection, local)?;
+    config
+        .profile_names()
+        .iter()
+        .map(|name| {
+            let mut p = config.profile(Some(name), &source, local)?;
+            if let Some(dir) = &selection.dir {
+                p.dir = dir.clone();
+                p.dir_is_default = false;
+            }
+            Ok(p)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

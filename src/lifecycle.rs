@@ -264,14 +264,11 @@ impl Registry {
         let thread = std::thread::Builder::new()
             .name("presence-keep-alive".into())
             .spawn(move || {
-                loop {
-                    match stopped.recv_timeout(interval) {
-                        Err(RecvTimeoutError::Timeout) => {
-                            if !worker.refresh(crate::unix_now()) {
-                                break;
-                            }
-                        }
-                        _ => break,
+                // Until the guard says stop (or drops its sender), refresh on
+                // every timeout; stop early once the record is not ours to keep.
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
+                    if !worker.refresh(crate::unix_now()) {
+                        break;
                     }
                 }
             })

@@ -4,10 +4,14 @@
 mod clear;
 mod completions;
 mod config_cmd;
+mod expire;
 mod list;
 mod output;
 mod publish;
+mod refresh;
+mod run;
 mod show;
+mod signals;
 
 use std::path::PathBuf;
 
@@ -50,7 +54,7 @@ pub struct Global {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Publish (create or refresh) this device's record of a session
-    Publish(publish::PublishArgs),
+    Publish(publish::PublishCmd),
     /// List live sessions, newest first
     #[command(visible_alias = "ls")]
     List(list::ListArgs),
@@ -58,6 +62,12 @@ pub enum Command {
     Show(show::ShowArgs),
     /// End this device's record of a session (writes a tombstone)
     Clear(clear::ClearArgs),
+    /// Re-publish this device's records whose owner runs; clear those whose owner died
+    Refresh(refresh::RefreshArgs),
+    /// Run a command, keeping its session published while it runs
+    Run(run::RunArgs),
+    /// Delete expired records, old tombstones, stale conflict copies and temp files
+    Expire(expire::ExpireArgs),
     /// Show or create the configuration file
     Config(config_cmd::ConfigArgs),
     /// Print a shell completion script
@@ -121,6 +131,9 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::List(a) => list::run(&ctx, a),
         Command::Show(a) => show::run(&ctx, a),
         Command::Clear(a) => clear::run(&ctx, a),
+        Command::Refresh(a) => refresh::run(&ctx, a),
+        Command::Run(a) => run::run(&ctx, a),
+        Command::Expire(a) => expire::run(&ctx, a),
         Command::Config(a) => config_cmd::run(&ctx, a),
         Command::Completions(a) => completions::run(a),
     }

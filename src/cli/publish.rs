@@ -55,6 +55,12 @@ pub struct PublishArgs {
     /// Refuse (exit 3) instead of redacting a credential
     #[arg(long)]
     pub strict: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PublishCmd {
+    #[command(flatten)]
+    pub session: PublishArgs,
     /// Print the written record as JSON
     #[arg(long)]
     pub json: bool,
@@ -98,7 +104,8 @@ impl PublishArgs {
     }
 }
 
-pub fn run(ctx: &Ctx, args: PublishArgs) -> anyhow::Result<u8> {
+pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<u8> {
+    let args = cmd.session;
     let req = args.request()?;
     let registry = ctx.registry()?;
     let dir = registry.profile().dir.clone();
@@ -118,7 +125,7 @@ pub fn run(ctx: &Ctx, args: PublishArgs) -> anyhow::Result<u8> {
         ctx.warn(w);
     }
     let mut out = std::io::stdout().lock();
-    if args.json {
+    if cmd.json {
         super::output::write_json(&mut out, &published.record)?;
     } else if !ctx.global.quiet {
         let r = &published.record;

@@ -6,3 +6,4 @@ mod harness;
 mod cli;
 mod docs;
 mod hostile;
+mod lifecycle;

@@ -1,0 +1,146 @@
+//! `presence refresh`: one pass over this device's records (for cron or a
+//! systemd timer), or a loop with `--every` until SIGINT/SIGTERM.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Args;
+use presence::lifecycle::RefreshOutcome;
+use presence::{Registry, config};
+use signal_hook::consts::{SIGINT, SIGTERM};
+
+use super::{Ctx, UsageError, signals};
+
+#[derive(Debug, Args)]
+pub struct RefreshArgs {
+    /// Keep refreshing every DUR until SIGINT/SIGTERM [default DUR: the profile's refresh_interval]
+    #[arg(long, value_name = "DUR", num_args = 0..=1, value_parser = parse_every)]
+    pub every: Option<Option<Duration>>,
+    /// Refresh this device's records of every label, in the directories of all profiles
+    #[arg(long)]
+    pub all_profiles: bool,
+    /// Print each pass as one JSON object per line
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_every(s: &str) -> Result<Duration, String> {
+    let d = config::parse_duration(s)?;
+    if d.is_zero() {
+        return Err("the interval must be above zero".into());
+    }
+    Ok(d)
+}
+
+/// The registries a pass covers: one per distinct directory.
+fn registries(ctx: &Ctx, all_profiles: bool) -> anyhow::Result<Vec<Registry>> {
+    if !all_profiles {
+        return Ok(vec![ctx.registry()?]);
+    }
+    let profiles = config::resolve_all(&ctx.selection(), &ctx.local)
+        .context("cannot load the configuration")?;
+    let mut seen = BTreeSet::new();
+    Ok(profiles
+        .into_iter()
+        .filter(|p| seen.insert(p.dir.clone()))
+        .map(|p| Registry::new(p, ctx.local.clone()))
+        .collect())
+}
+
+fn pass(registries: &[Registry], any_label: bool) -> anyhow::Result<RefreshOutcome> {
+    let mut total = RefreshOutcome::default();
+    for r in registries {
+        let out = r
+            .refresh(any_label, presence::unix_now())
+            .with_context(|| format!("cannot refresh records in {}", r.profile().dir.display()))?;
+        total.merge(out);
+    }
+    Ok(total)
+}
+
+fn report(ctx: &Ctx, json: bool, out: &RefreshOutcome) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        let line = serde_json::json!({
+            "refreshed": out.refreshed.len(),
+            "cleared": out.cleared.len(),
+            "left": out.left,
+            "changed": out.changed,
+            "refreshed_files": out.refreshed,
+            "cleared_files": out.cleared,
+        });
+        writeln!(stdout, "{line}")?;
+    } else if !ctx.global.quiet {
+        let mut line = format!(
+            "refreshed {}, cleared {}, left {}",
+            out.refreshed.len(),
+            out.cleared.len(),
+            out.left
+        );
+        if out.changed > 0 {
+            line.push_str(&format!(", {} changed meanwhile", out.changed));
+        }
+        writeln!(stdout, "{line}")?;
+        for f in &out.cleared {
+            ctx.detail(format_args!("cleared {f}: its owner process is gone"));
+        }
+    }
+    stdout.flush()?;
+    Ok(())
+}
+
+pub fn run(ctx: &Ctx, args: RefreshArgs) -> anyhow::Result<u8> {
+    let regs = registries(ctx, args.all_profiles)?;
+    let Some(every) = args.every else {
+        let out = pass(&regs, args.all_profiles)?;
+        report(ctx, args.json, &out)?;
+        return Ok(0);
+    };
+    let min_ttl = regs
+        .iter()
+        .map(|r| r.profile().ttl)
+        .min()
+        .unwrap_or_default();
+    let interval = every.unwrap_or_else(|| {
+        regs.iter()
+            .map(|r| r.profile().refresh_interval)
+            .min()
+            .unwrap_or(Duration::from_secs(30))
+    });
+    if interval >= min_ttl {
+        return Err(UsageError(format!(
+            "--every {} is not below the ttl ({}); records would expire between refreshes. \
+             Use at most ttl / 3",
+            humantime::format_duration(interval),
+            humantime::format_duration(min_ttl)
+        ))
+        .into());
+    }
+    let sub = signals::subscribe(&[SIGINT, SIGTERM])?;
+    let mut last: Option<(usize, usize, usize)> = None;
+    loop {
+        match pass(&regs, args.all_profiles) {
+            Ok(out) => {
+                // In a loop, print a pass only when it differs from the last one.
+                let counts = (out.refreshed.len(), out.cleared.len(), out.left);
+                if args.json || last != Some(counts) || !out.cleared.is_empty() {
+                    report(ctx, args.json, &out)?;
+                }
+                last = Some(counts);
+            }
+            // A loop outlives passing trouble (an unmounted share, a full disk).
+            Err(e) => ctx.warn(format_args!(
+                "{e:#}; retrying in {}",
+                humantime::format_duration(interval)
+            )),
+        }
+        match sub.rx.recv_timeout(interval) {
+            Err(RecvTimeoutError::Timeout) => continue,
+            _ => break,
+        }
+    }
+    Ok(0)
+}

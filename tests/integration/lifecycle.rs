@@ -1,0 +1,592 @@
+//! Lifecycle end to end: run, refresh, expire, and a multi-process stress test.
+
+use std::collections::HashMap;
+use std::process::{Child, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::harness::*;
+
+/// A process that stays alive until killed (an owner for records).
+struct Owner(Child);
+
+impl Owner {
+    fn start() -> Self {
+        Owner(
+            std::process::Command::new("sleep")
+                .arg("120")
+                .spawn()
+                .unwrap(),
+        )
+    }
+    fn pid(&self) -> String {
+        self.0.id().to_string()
+    }
+    fn kill(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+fn kill(pid: u32, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill {sig} {pid}");
+}
+
+#[test]
+fn run_lists_while_the_command_runs_and_passes_its_status_through() {
+    let w = World::new();
+    let a = w.device("a");
+    let marker = w.tmp.path().join("go");
+    let script = format!(
+        "while [ ! -e {} ]; do sleep 0.02; done; exit 7",
+        marker.display()
+    );
+    let mut child = a
+        .cmd()
+        .args([
+            "run",
+            "--session",
+            "wrapped",
+            "--title",
+            "T",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .spawn()
+        .unwrap();
+    wait_until(
+        "the wrapped session to be listed",
+        Duration::from_secs(10),
+        || sessions(&a.list(&[])) == ["wrapped"],
+    );
+    let row = a.list(&[]).remove(0);
+    assert_eq!(row["title"], "T");
+    // The owner is the wrapped command, not the wrapper.
+    assert_ne!(row["pid"].as_u64().unwrap(), u64::from(child.id()));
+    assert!(row["owner_start"].as_u64().is_some());
+    std::fs::write(&marker, "").unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(7));
+    // Gone right after, as a tombstone.
+    assert!(a.list(&[]).is_empty());
+    assert_eq!(a.list(&["--include-expired"])[0]["state"], "ended");
+}
+
+#[test]
+fn run_reports_a_signal_death_as_128_plus_the_signal() {
+    let w = World::new();
+    let a = w.device("a");
+    a.run(&["run", "--session", "s", "--", "sh", "-c", "kill -TERM $$"])
+        .code(143);
+    assert!(a.list(&[]).is_empty());
+    a.run(&["run", "--session", "s", "--", "/nonexistent/program"])
+        .code(127);
+    a.run(&["run", "--session", "s"]).code(2);
+}
+
+#[test]
+fn run_forwards_sigterm_from_another_process_and_clears() {
+    let w = World::new();
+    let a = w.device("a");
+    let trap = "trap 'exit 42' TERM; while :; do sleep 0.05; done";
+    let mut child = a
+        .cmd()
+        .args(["run", "--session", "fw", "--", "sh", "-c", trap])
+        .spawn()
+        .unwrap();
+    wait_until("the session to be listed", Duration::from_secs(10), || {
+        a.list(&[]).len() == 1
+    });
+    kill(child.id(), "-TERM");
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(42), "the child's own exit status");
+    assert!(a.list(&[]).is_empty());
+}
+
+#[test]
+fn a_sigkilled_wrapper_leaves_a_record_that_refresh_clears_once_the_child_is_gone() {
+    let w = World::new();
+    let a = w.device("a");
+    let pidfile = w.tmp.path().join("child.pid");
+    let script = format!("echo $$ > {}; exec sleep 60", pidfile.display());
+    let mut wrapper = a
+        .cmd()
+        .args(["run", "--session", "orphan", "--", "sh", "-c", &script])
+        .spawn()
+        .unwrap();
+    wait_until(
+        "the session to be listed with its child as owner",
+        Duration::from_secs(10),
+        || {
+            let rows = a.list(&[]);
+            rows.len() == 1
+                && std::fs::read_to_string(&pidfile).is_ok_and(|p| {
+                    rows[0]["pid"].as_u64().map(|x| x.to_string()) == Some(p.trim().to_string())
+                })
+        },
+    );
+    let child_pid: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    kill(wrapper.id(), "-KILL");
+    wrapper.wait().unwrap();
+    // The child runs on: refresh keeps the session.
+    let out = a.run(&["refresh"]).success();
+    assert!(
+        out.stdout.starts_with("refreshed 1, cleared 0"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(a.list(&[]).len(), 1);
+    kill(child_pid, "-KILL");
+    wait_until("the child to exit", Duration::from_secs(10), || {
+        !std::path::Path::new(&format!("/proc/{child_pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{child_pid}/stat"))
+                .is_ok_and(|s| s.contains(") Z"))
+    });
+    let out = a.run(&["refresh"]).success();
+    assert!(
+        out.stdout.starts_with("refreshed 0, cleared 1"),
+        "{}",
+        out.stdout
+    );
+    assert!(a.list(&[]).is_empty());
+}
+
+#[test]
+fn refresh_clears_a_killed_owner_and_leaves_ownerless_records() {
+    let w = World::new();
+    let a = w.device("a");
+    let mut owner = Owner::start();
+    a.publish("owned", &["--owner-pid", &owner.pid()]);
+    a.publish("free", &[]);
+    let out = a.json(&["refresh", "--json"]);
+    assert_eq!(out["refreshed"], 1);
+    assert_eq!(out["left"], 1);
+    owner.kill();
+    let out = a.json(&["refresh", "--json"]);
+    assert_eq!(
+        (
+            out["refreshed"].as_u64(),
+            out["cleared"].as_u64(),
+            out["left"].as_u64()
+        ),
+        (Some(0), Some(1), Some(1))
+    );
+    assert_eq!(sessions(&a.list(&[])), ["free"]);
+    // Other devices' records are never touched.
+    let b = w.device("b");
+    assert_eq!(b.json(&["refresh", "--json"])["left"], 0);
+}
+
+#[test]
+fn refresh_every_keeps_a_short_ttl_record_alive_across_many_ttls() {
+    let w = World::new();
+    let a = w.device("a");
+    let mut owner = Owner::start();
+    a.publish("short", &["--ttl", "1s", "--owner-pid", &owner.pid()]);
+    let mut refresher = a
+        .cmd()
+        .args(["refresh", "--every", "250ms"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let mut checks = 0;
+    while start.elapsed() < Duration::from_millis(3500) {
+        assert_eq!(
+            sessions(&a.list(&[])),
+            ["short"],
+            "dropped after {:?}",
+            start.elapsed()
+        );
+        checks += 1;
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(checks >= 10);
+    assert!(a.list(&[])[0]["seq"].as_u64().unwrap() >= 8);
+    owner.kill();
+    wait_until(
+        "the dead owner's record to be cleared",
+        Duration::from_secs(10),
+        || a.list(&[]).is_empty(),
+    );
+    kill(refresher.id(), "-TERM");
+    assert_eq!(refresher.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn refresh_every_must_stay_below_the_ttl() {
+    let w = World::new();
+    let a = w.device("a");
+    let out = a.run(&["refresh", "--every", "90s"]).code(2);
+    assert!(out.stderr.contains("not below the ttl"), "{}", out.stderr);
+    a.run(&["refresh", "--every", "0s"]).code(2);
+    // Without a value, the profile's refresh_interval applies; SIGTERM ends it with 0.
+    let looping = a
+        .cmd()
+        .args(["refresh", "--every"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    kill(looping.id(), "-TERM");
+    let out = looping.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "refreshed 0, cleared 0, left 0\n"
+    );
+}
+
+#[test]
+fn refresh_all_profiles_covers_every_directory_and_label() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    let d1 = w.tmp.path().join("d1").display().to_string();
+    let d2 = w.tmp.path().join("d2").display().to_string();
+    a.write_config(&format!(
+        "[profiles.default]\ndir = {d1:?}\n[profiles.work]\ndir = {d2:?}\n[profiles.side]\ndir = {d1:?}\n"
+    ));
+    let owner = Owner::start();
+    a.publish("x", &["--owner-pid", &owner.pid()]);
+    a.publish("y", &["--owner-pid", &owner.pid(), "--profile", "work"]);
+    a.publish("z", &["--owner-pid", &owner.pid(), "--profile", "side"]);
+    assert_eq!(a.json(&["refresh", "--json"])["refreshed"], 1);
+    assert_eq!(
+        a.json(&["refresh", "--json", "--all-profiles"])["refreshed"],
+        3
+    );
+}
+
+#[test]
+fn expire_removes_exactly_the_garbage() {
+    let w = World::new();
+    let a = w.device("a");
+    let dir = w.shared();
+    let t = now();
+    a.publish("live-own", &[]);
+    a.publish("ended-recently", &[]);
+    a.run(&["clear", "--session", "ended-recently"]).success();
+    let me = {
+        a.publish("probe", &[]);
+        let id = a.device_id();
+        a.run(&["clear", "--session", "probe"]).success();
+        id
+    };
+    let own = |sid: &str, updated: f64, ended: Option<f64>| {
+        json!({"session_id": sid, "profile": "default", "client": "terminal", "device_id": me,
+               "instance_id": "h-own", "updated_at": updated, "expires_at": ended.unwrap_or(updated + 90.0),
+               "ended_at": ended, "seq": 1})
+    };
+    let foreign = |sid: &str, updated: f64| {
+        json!({"session_id": sid, "profile": "default", "client": "terminal", "device_id": "other",
+               "instance_id": "h-other", "updated_at": updated, "expires_at": updated + 90.0, "seq": 1})
+    };
+    write_record(
+        &dir,
+        "h-own.old-tomb.json",
+        &own("old-tomb", t - 700.0, Some(t - 700.0)),
+    );
+    write_record(
+        &dir,
+        "h-own.expired-own.json",
+        &own("expired-own", t - 1000.0, None),
+    );
+    write_record(&dir, "h-other.live.json", &foreign("live", t - 5.0));
+    write_record(&dir, "h-other.recent.json", &foreign("recent", t - 500.0));
+    write_record(
+        &dir,
+        "h-other.ancient.json",
+        &foreign("ancient", t - 5000.0),
+    );
+    write_record(&dir, "h-other.c.json", &foreign("c", t - 2.0));
+    write_record(
+        &dir,
+        "h-other.c.sync-conflict-20261130-101112-ABC.json",
+        &foreign("c", t - 4.0),
+    );
+    write_record(
+        &dir,
+        "h-other.d (conflicted copy 2026-11-30 101112).json",
+        &foreign("d", t - 1000.0),
+    );
+    std::fs::write(dir.join(".h-other.e.json.123.abcdef.tmp"), "{").unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", dir.join("link.json")).unwrap();
+    std::fs::create_dir(dir.join("subdir.json")).unwrap();
+    let outside = w.tmp.path().join("outside.json");
+    std::fs::write(&outside, foreign("outside", t - 9000.0).to_string()).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("to-outside.json")).unwrap();
+
+    let names = || {
+        let mut v: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    let before = names();
+    let dry = a.json(&["expire", "--dry-run", "--json"]);
+    assert_eq!(names(), before, "a dry run deletes nothing");
+    let mut would: Vec<(String, String)> = dry["removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["file"].as_str().unwrap().to_string(),
+                g["reason"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    would.sort();
+    let want = vec![
+        ("h-other.ancient.json", "garbage"),
+        (
+            "h-other.c.sync-conflict-20261130-101112-ABC.json",
+            "conflict_lost",
+        ),
+        (
+            "h-other.d (conflicted copy 2026-11-30 101112).json",
+            "conflict_expired",
+        ),
+        ("h-own.expired-own.json", "own_expired"),
+        ("h-own.old-tomb.json", "own_tombstone"),
+    ];
+    let want: Vec<(String, String)> = want
+        .into_iter()
+        .map(|(a, b)| (a.into(), b.into()))
+        .collect();
+    assert_eq!(would, want);
+
+    let out = a.run(&["expire"]).success();
+    assert!(out.stdout.contains("removed 5 files"), "{}", out.stdout);
+    let after = names();
+    let removed: Vec<&String> = before.iter().filter(|n| !after.contains(n)).collect();
+    let mut removed: Vec<String> = removed.into_iter().cloned().collect();
+    removed.sort();
+    assert_eq!(
+        removed,
+        want.iter().map(|w| w.0.clone()).collect::<Vec<_>>()
+    );
+    // Live records, recent tombstones, recent foreign garbage, the fresh temp
+    // file and everything that is not a regular file stay.
+    for kept in [
+        "h-other.live.json",
+        "h-other.recent.json",
+        "h-other.c.json",
+        "link.json",
+        "subdir.json",
+        "to-outside.json",
+        ".h-other.e.json.123.abcdef.tmp",
+    ] {
+        assert!(after.contains(&kept.to_string()), "{kept} was removed");
+    }
+    assert!(
+        outside.exists(),
+        "never follows a symlink out of the directory"
+    );
+    assert_eq!(sessions(&a.list(&[])), ["live-own", "c", "live"]);
+    // A second run finds nothing more.
+    assert!(
+        a.run(&["expire"])
+            .success()
+            .stdout
+            .contains("removed 0 files")
+    );
+}
+
+/// Several processes publishing, refreshing, clearing and expiring
+/// overlapping records while others list: no list fails or shows a torn
+/// record, no ended life comes back.
+#[test]
+fn stress_no_torn_record_no_resurrection() {
+    let w = World::new();
+    let a = Arc::new(w.device("a"));
+    let owner = Owner::start();
+    let owner_pid = owner.pid();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let ops = Arc::new(AtomicUsize::new(0));
+    let failures = Arc::new(Mutex::new(Vec::<String>::new()));
+    let observations = Arc::new(Mutex::new(Vec::<Vec<(String, f64, bool, u64)>>::new()));
+    let mut threads = Vec::new();
+    const WRITERS: usize = 6;
+    for n in 0..WRITERS {
+        let (a, ops, failures, owner_pid) =
+            (a.clone(), ops.clone(), failures.clone(), owner_pid.clone());
+        threads.push(std::thread::spawn(move || {
+            let mut i = n;
+            while Instant::now() < deadline {
+                let session = format!("s{}", i % 3);
+                let r = match i % 4 {
+                    0 | 1 => a.run(&[
+                        "publish",
+                        "--session",
+                        &session,
+                        "--owner-pid",
+                        &owner_pid,
+                        "--ttl",
+                        "5s",
+                    ]),
+                    2 => a.run(&["refresh"]),
+                    _ => a.run(&["clear", "--session", &session]),
+                };
+                if r.code != 0 {
+                    failures
+                        .lock()
+                        .unwrap()
+                        .push(format!("{:?}: {}", r.args, r.stderr));
+                }
+                ops.fetch_add(1, Ordering::Relaxed);
+                i += 1 + n;
+            }
+        }));
+    }
+    {
+        let (a, ops, failures) = (a.clone(), ops.clone(), failures.clone());
+        threads.push(std::thread::spawn(move || {
+            while Instant::now() < deadline {
+                let r = a.run(&["publish", "--session", "short", "--ttl", "1s"]);
+                let e = a.run(&["expire"]);
+                for r in [r, e] {
+                    if r.code != 0 {
+                        failures
+                            .lock()
+                            .unwrap()
+                            .push(format!("{:?}: {}", r.args, r.stderr));
+                    }
+                }
+                ops.fetch_add(2, Ordering::Relaxed);
+            }
+        }));
+    }
+    let listings = Arc::new(AtomicUsize::new(0));
+    for _ in 0..2 {
+        let (a, failures, observations, listings) = (
+            a.clone(),
+            failures.clone(),
+            observations.clone(),
+            listings.clone(),
+        );
+        threads.push(std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            while Instant::now() < deadline {
+                let r = a.run(&["-v", "list", "--all", "--json"]);
+                listings.fetch_add(1, Ordering::Relaxed);
+                if r.code != 0 {
+                    failures
+                        .lock()
+                        .unwrap()
+                        .push(format!("list failed: {}", r.stderr));
+                    continue;
+                }
+                for line in r
+                    .stderr
+                    .lines()
+                    .filter(|l| l.contains("skipped") && !l.contains("temp file"))
+                {
+                    failures
+                        .lock()
+                        .unwrap()
+                        .push(format!("torn or unreadable record: {line}"));
+                }
+                let rows: Vec<Value> = match serde_json::from_str(&r.stdout) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        failures
+                            .lock()
+                            .unwrap()
+                            .push(format!("list printed bad JSON: {e}"));
+                        continue;
+                    }
+                };
+                for row in rows {
+                    seen.push((
+                        row["file"].as_str().unwrap().to_string(),
+                        row["started_at"].as_f64().unwrap_or(0.0),
+                        row["ended_at"].is_f64(),
+                        row["seq"].as_u64().unwrap(),
+                    ));
+                }
+            }
+            observations.lock().unwrap().push(seen);
+        }));
+    }
+    for t in threads {
+        t.join().unwrap();
+    }
+    // No ended life is ever seen live again at a higher seq.
+    let mut anomalies = failures.lock().unwrap().clone();
+    let mut ended_at_seq: HashMap<(String, u64), u64> = HashMap::new();
+    let all: Vec<_> = observations
+        .lock()
+        .unwrap()
+        .iter()
+        .flatten()
+        .cloned()
+        .collect();
+    for (file, started, ended, seq) in &all {
+        if *ended {
+            let k = (file.clone(), started.to_bits());
+            let e = ended_at_seq.entry(k).or_insert(*seq);
+            *e = (*e).min(*seq);
+        }
+    }
+    for (file, started, ended, seq) in &all {
+        if !ended
+            && let Some(&end_seq) = ended_at_seq.get(&(file.clone(), started.to_bits()))
+            && *seq > end_seq
+        {
+            anomalies.push(format!(
+                "resurrected {file} (life {started}) at seq {seq} after its end at seq {end_seq}"
+            ));
+        }
+    }
+    // Every file left is a valid record.
+    let final_list = a.run(&["-v", "list", "--all", "--json"]).success();
+    for line in final_list.stderr.lines().filter(|l| l.contains("skipped")) {
+        anomalies.push(format!("final directory: {line}"));
+    }
+    let ops = ops.load(Ordering::Relaxed);
+    let listings = listings.load(Ordering::Relaxed);
+    println!(
+        "stress: {} writer processes + 1 publish/expire loop + 2 listers, {ops} writer operations, \
+         {listings} listings, {} observations, anomalies {}",
+        WRITERS,
+        all.len(),
+        anomalies.len()
+    );
+    assert!(anomalies.is_empty(), "{anomalies:#?}");
+    assert!(
+        ops > 50 && listings > 10,
+        "the stress test did too little: {ops} ops, {listings} listings"
+    );
+    drop(owner);
+}
