@@ -109,3 +109,120 @@ fn config_init_writes_the_documented_example() {
     let written = std::fs::read_to_string(a.config_path()).unwrap();
     assert_eq!(written.trim(), example("configuration.md", "init").trim());
 }
+
+#[test]
+fn systemd_units_verify() {
+    let Ok(probe) = std::process::Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+    else {
+        panic!("systemd-analyze is needed to check docs/systemd (apt-get install systemd)");
+    };
+    assert!(probe.status.success());
+    let w = World::new();
+    let units = w.tmp.path().join("units");
+    std::fs::create_dir(&units).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/systemd");
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        // Point ExecStart at the binary under test; everything else as shipped.
+        let text = std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("%h/.cargo/bin/presence", env!("CARGO_BIN_EXE_presence"));
+        let dest = units.join(p.file_name().unwrap());
+        std::fs::write(&dest, text).unwrap();
+        files.push(dest);
+    }
+    files.sort();
+    assert_eq!(files.len(), 4);
+    let out = std::process::Command::new("systemd-analyze")
+        .arg("verify")
+        .args(&files)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // Unknown keys are only warnings: any word about our units is a failure.
+    assert!(!stderr.contains("presence-"), "{stderr}");
+}
+
+#[test]
+fn launchd_plists_are_well_formed() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/launchd");
+    let script = r#"
+import plistlib, sys
+for path in sys.argv[1:]:
+    with open(path, "rb") as f:
+        p = plistlib.load(f)
+    assert p["Label"] in path, path
+    assert p["ProgramArguments"][-1].startswith('exec "$HOME/.cargo/bin/presence"'), path
+    print(p["Label"])
+"#;
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .args(&files)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "dev.presence.expire\ndev.presence.refresh\n"
+    );
+}
+
+#[test]
+fn the_gateway_hook_example_works() {
+    let w = World::new();
+    let a = w.device("a");
+    let hook = w.tmp.path().join("presence-hook.sh");
+    std::fs::write(&hook, example("lifecycle.md", "hook")).unwrap();
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_presence")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let owner = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new("sh")
+            .arg(&hook)
+            .args(args)
+            .envs(
+                a.cmd()
+                    .get_envs()
+                    .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
+            )
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&["start", "gw-1", "Review PR", &owner.id().to_string()]);
+    let rows = a.list(&[]);
+    assert_eq!(sessions(&rows), ["gw-1"]);
+    assert_eq!(rows[0]["client"], "gateway");
+    assert_eq!(rows[0]["pid"].as_u64(), Some(u64::from(owner.id())));
+    run(&["end", "gw-1"]);
+    assert!(a.list(&[]).is_empty());
+    let mut owner = owner;
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+}
