@@ -48,6 +48,7 @@ pub mod record;
 pub mod redact;
 pub mod registry;
 pub mod store;
+pub mod watch;
 
 pub use config::{Profile, Selection};
 pub use error::{ConfigError, Error, Result};

@@ -76,7 +76,7 @@ pub struct ListOptions {
 }
 
 /// One row of a listing: a record and what this device computes about it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
     /// The record (redacted).
     #[serde(flatten)]

@@ -31,6 +31,9 @@ pub struct ListArgs {
     /// Only records of this session id or key
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+    /// Redraw the table on every change until interrupted
+    #[arg(long, conflicts_with_all = ["json", "all", "include_expired"])]
+    pub watch: bool,
 }
 
 impl ListArgs {
@@ -75,6 +78,9 @@ pub fn report(ctx: &Ctx, registry: &Registry, listing: &Listing) {
 }
 
 pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<u8> {
+    if args.watch {
+        return super::watch::list_watch(ctx, args.all_profiles, |r| args.keeps(r));
+    }
     let registry = ctx.registry()?;
     let opts = ListOptions {
         include_expired: args.include_expired,

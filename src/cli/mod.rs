@@ -12,6 +12,7 @@ mod refresh;
 mod run;
 mod show;
 mod signals;
+mod watch;
 
 use std::path::PathBuf;
 
@@ -68,6 +69,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Delete expired records, old tombstones, stale conflict copies and temp files
     Expire(expire::ExpireArgs),
+    /// Print the live sessions, then one line per change (up, update, down)
+    Watch(watch::WatchArgs),
     /// Show or create the configuration file
     Config(config_cmd::ConfigArgs),
     /// Print a shell completion script
@@ -134,6 +137,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Refresh(a) => refresh::run(&ctx, a),
         Command::Run(a) => run::run(&ctx, a),
         Command::Expire(a) => expire::run(&ctx, a),
+        Command::Watch(a) => watch::run(&ctx, a),
         Command::Config(a) => config_cmd::run(&ctx, a),
         Command::Completions(a) => completions::run(a),
     }

@@ -1,0 +1,200 @@
+//! `presence watch` (an event stream) and `presence list --watch` (a table
+//! redrawn on each change). The library's watcher computes the events; this
+//! file only prints them.
+
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Args;
+use presence::config;
+use presence::watch::{Event, WatchOptions, Watcher};
+use presence::{Registry, Row};
+use signal_hook::consts::{SIGINT, SIGTERM};
+
+use super::{Ctx, output, signals};
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Print NDJSON: one object per line (documented in docs/json-output.md)
+    #[arg(long)]
+    pub json: bool,
+    /// Poll the directory every DUR instead of using native file events
+    /// (for network and FUSE mounts) [default DUR: 2s]
+    #[arg(long, value_name = "DUR", num_args = 0..=1, default_missing_value = "2s",
+          value_parser = config::parse_duration)]
+    pub poll: Option<Duration>,
+    /// Show records of every profile label in the directory
+    #[arg(long)]
+    pub all_profiles: bool,
+}
+
+/// How long the main loop blocks before it looks for a signal.
+const TICK: Duration = Duration::from_millis(100);
+
+pub fn start(ctx: &Ctx, poll: Option<Duration>, all_profiles: bool) -> anyhow::Result<Watcher> {
+    let registry: Registry = ctx.registry()?;
+    let profile = registry.profile().clone();
+    if profile.dir_is_default && !profile.dir.exists() {
+        presence::store::ensure_dir(&profile.dir)?;
+    }
+    let opts = WatchOptions {
+        poll,
+        all_profiles,
+        ..WatchOptions::default()
+    };
+    Watcher::new(registry, opts, presence::unix_now())
+        .with_context(|| format!("cannot watch {}", profile.dir.display()))
+}
+
+struct Printer {
+    json: bool,
+    seq: u64,
+    epoch: String,
+}
+
+impl Printer {
+    fn line(
+        &mut self,
+        out: &mut impl Write,
+        event: &str,
+        row: &Row,
+        extra: Extra,
+    ) -> anyhow::Result<()> {
+        self.seq += 1;
+        if self.json {
+            let mut v = serde_json::json!({
+                "event": event,
+                "seq": self.seq,
+                "epoch": self.epoch,
+                "time": presence::unix_now(),
+                "record": row,
+            });
+            match extra {
+                Extra::Initial => v["initial"] = true.into(),
+                Extra::Reason(r) => v["reason"] = serde_json::to_value(r)?,
+                Extra::Changed(c) => v["changed"] = serde_json::to_value(c)?,
+                Extra::None => {}
+            }
+            writeln!(out, "{v}")?;
+        } else {
+            let r = &row.record;
+            let client = if r.client.is_empty() {
+                &r.source
+            } else {
+                &r.client
+            };
+            let what = match extra {
+                Extra::Reason(reason) => format!(
+                    "down ({})",
+                    serde_json::to_value(reason)?.as_str().unwrap_or("")
+                ),
+                Extra::Changed(c) => format!("update ({})", c.join(", ")),
+                _ => event.to_string(),
+            };
+            writeln!(
+                out,
+                "{}  {:<16} {}{}  {}@{}  {}  {}",
+                chrono::Local::now().format("%H:%M:%S"),
+                what,
+                if row.local { "*" } else { "" },
+                r.session_id,
+                client,
+                r.host,
+                r.status,
+                r.title.replace(char::is_control, " ")
+            )?;
+        }
+        out.flush()?;
+        Ok(())
+    }
+
+    fn event(&mut self, out: &mut impl Write, e: &Event) -> anyhow::Result<()> {
+        match e {
+            Event::Up(row) => self.line(out, "up", row, Extra::None),
+            Event::Update { row, changed } => {
+                self.line(out, "update", row, Extra::Changed(changed))
+            }
+            Event::Down { row, reason } => self.line(out, "down", row, Extra::Reason(*reason)),
+        }
+    }
+}
+
+enum Extra<'a> {
+    None,
+    Initial,
+    Reason(presence::watch::DownReason),
+    Changed(&'a [&'static str]),
+}
+
+fn epoch() -> String {
+    let mut b = [0u8; 8];
+    // A clock-derived epoch is good enough if the system has no randomness.
+    if getrandom::fill(&mut b).is_err() {
+        b = presence::unix_now().to_bits().to_le_bytes();
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+pub fn run(ctx: &Ctx, args: WatchArgs) -> anyhow::Result<u8> {
+    let sub = signals::subscribe(&[SIGINT, SIGTERM])?;
+    let mut watcher = start(ctx, args.poll, args.all_profiles)?;
+    let mut p = Printer {
+        json: args.json,
+        seq: 0,
+        epoch: epoch(),
+    };
+    let mut out = std::io::stdout().lock();
+    for row in watcher.live() {
+        p.line(&mut out, "up", &row, Extra::Initial)?;
+    }
+    while sub.rx.try_recv().is_err() {
+        for e in watcher.next_events(TICK, presence::unix_now)? {
+            p.event(&mut out, &e)?;
+        }
+    }
+    Ok(0)
+}
+
+/// `list --watch`: the table, redrawn in place on a terminal, appended as
+/// snapshots separated by a blank line otherwise.
+pub fn list_watch(
+    ctx: &Ctx,
+    all_profiles: bool,
+    keep: impl Fn(&Row) -> bool,
+) -> anyhow::Result<u8> {
+    let sub = signals::subscribe(&[SIGINT, SIGTERM])?;
+    let mut watcher = start(ctx, None, all_profiles)?;
+    let tty = std::io::stdout().is_terminal();
+    let mut out = std::io::stdout().lock();
+    let mut first = true;
+    loop {
+        let rows: Vec<Row> = watcher.live().into_iter().filter(|r| keep(r)).collect();
+        if tty {
+            // Home, clear screen: a plain redraw.
+            write!(out, "\x1b[H\x1b[2J")?;
+        } else if !first {
+            writeln!(out)?;
+        }
+        first = false;
+        output::table(
+            &mut out,
+            &rows,
+            output::terminal_width(),
+            output::color_stdout(),
+        )?;
+        out.flush()?;
+        let drawn = std::time::Instant::now();
+        loop {
+            if sub.rx.try_recv().is_ok() {
+                return Ok(0);
+            }
+            // Redraw on events, and on a terminal every second as well so
+            // that the relative times stay true.
+            let events = watcher.next_events(TICK, presence::unix_now)?;
+            if !events.is_empty() || (tty && drawn.elapsed() >= Duration::from_secs(1)) {
+                break;
+            }
+        }
+    }
+}
