@@ -40,6 +40,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('refresh', 'refresh', [CompletionResultType]::ParameterValue, 'Re-publish this device''s records whose owner runs; clear those whose owner died')
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run a command, keeping its session published while it runs')
             [CompletionResult]::new('expire', 'expire', [CompletionResultType]::ParameterValue, 'Delete expired records, old tombstones, stale conflict copies and temp files')
+            [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Print the live sessions, then one line per change (up, update, down)')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show or create the configuration file')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -83,6 +84,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Show every record: also ended, expired and superseded ones, each marked')
             [CompletionResult]::new('--include-expired', '--include-expired', [CompletionResultType]::ParameterName, 'Also show sessions whose newest record is ended or expired')
             [CompletionResult]::new('--all-profiles', '--all-profiles', [CompletionResultType]::ParameterName, 'Show records of every profile label in the directory')
+            [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Redraw the table on every change until interrupted')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
@@ -102,6 +104,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Show every record: also ended, expired and superseded ones, each marked')
             [CompletionResult]::new('--include-expired', '--include-expired', [CompletionResultType]::ParameterName, 'Also show sessions whose newest record is ended or expired')
             [CompletionResult]::new('--all-profiles', '--all-profiles', [CompletionResultType]::ParameterName, 'Show records of every profile label in the directory')
+            [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Redraw the table on every change until interrupted')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
@@ -184,6 +187,21 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Only list what would be deleted')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the outcome as JSON')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'presence;watch' {
+            [CompletionResult]::new('--poll', '--poll', [CompletionResultType]::ParameterName, 'Poll the directory every DUR instead of using native file events (for network and FUSE mounts) [default DUR: 2s]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print NDJSON: one object per line (documented in docs/json-output.md)')
+            [CompletionResult]::new('--all-profiles', '--all-profiles', [CompletionResultType]::ParameterName, 'Show records of every profile label in the directory')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
@@ -283,6 +301,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('refresh', 'refresh', [CompletionResultType]::ParameterValue, 'Re-publish this device''s records whose owner runs; clear those whose owner died')
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run a command, keeping its session published while it runs')
             [CompletionResult]::new('expire', 'expire', [CompletionResultType]::ParameterValue, 'Delete expired records, old tombstones, stale conflict copies and temp files')
+            [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Print the live sessions, then one line per change (up, update, down)')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show or create the configuration file')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -307,6 +326,9 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             break
         }
         'presence;help;expire' {
+            break
+        }
+        'presence;help;watch' {
             break
         }
         'presence;help;config' {

@@ -49,6 +49,9 @@ _presence() {
             presence,show)
                 cmd="presence__subcmd__show"
                 ;;
+            presence,watch)
+                cmd="presence__subcmd__watch"
+                ;;
             presence__subcmd__config,help)
                 cmd="presence__subcmd__config__subcmd__help"
                 ;;
@@ -103,6 +106,9 @@ _presence() {
             presence__subcmd__help,show)
                 cmd="presence__subcmd__help__subcmd__show"
                 ;;
+            presence__subcmd__help,watch)
+                cmd="presence__subcmd__help__subcmd__watch"
+                ;;
             presence__subcmd__help__subcmd__config,init)
                 cmd="presence__subcmd__help__subcmd__config__subcmd__init"
                 ;;
@@ -119,7 +125,7 @@ _presence() {
 
     case "${cmd}" in
         presence)
-            opts="-v -q -h -V --profile --config --dir --verbose --quiet --help --version publish list ls show clear refresh run expire config completions help"
+            opts="-v -q -h -V --profile --config --dir --verbose --quiet --help --version publish list ls show clear refresh run expire watch config completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -405,7 +411,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__help)
-            opts="publish list show clear refresh run expire config completions help"
+            opts="publish list show clear refresh run expire watch config completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -600,8 +606,22 @@ _presence() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        presence__subcmd__help__subcmd__watch)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         presence__subcmd__list)
-            opts="-v -q -h --json --all --include-expired --all-profiles --host --client --session --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --json --all --include-expired --all-profiles --host --client --session --watch --profile --config --dir --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -831,6 +851,36 @@ _presence() {
                 return 0
             fi
             case "${prev}" in
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        presence__subcmd__watch)
+            opts="-v -q -h --json --poll --all-profiles --profile --config --dir --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --poll)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

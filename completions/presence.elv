@@ -37,6 +37,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand refresh 'Re-publish this device''s records whose owner runs; clear those whose owner died'
             cand run 'Run a command, keeping its session published while it runs'
             cand expire 'Delete expired records, old tombstones, stale conflict copies and temp files'
+            cand watch 'Print the live sessions, then one line per change (up, update, down)'
             cand config 'Show or create the configuration file'
             cand completions 'Print a shell completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -78,6 +79,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand --all 'Show every record: also ended, expired and superseded ones, each marked'
             cand --include-expired 'Also show sessions whose newest record is ended or expired'
             cand --all-profiles 'Show records of every profile label in the directory'
+            cand --watch 'Redraw the table on every change until interrupted'
             cand -v 'Report skipped files and other details on stderr'
             cand --verbose 'Report skipped files and other details on stderr'
             cand -q 'Print only errors'
@@ -96,6 +98,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand --all 'Show every record: also ended, expired and superseded ones, each marked'
             cand --include-expired 'Also show sessions whose newest record is ended or expired'
             cand --all-profiles 'Show records of every profile label in the directory'
+            cand --watch 'Redraw the table on every change until interrupted'
             cand -v 'Report skipped files and other details on stderr'
             cand --verbose 'Report skipped files and other details on stderr'
             cand -q 'Print only errors'
@@ -173,6 +176,20 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand --dir 'Use this records directory instead of the profile''s, this once'
             cand --dry-run 'Only list what would be deleted'
             cand --json 'Print the outcome as JSON'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'presence;watch'= {
+            cand --poll 'Poll the directory every DUR instead of using native file events (for network and FUSE mounts) [default DUR: 2s]'
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once'
+            cand --json 'Print NDJSON: one object per line (documented in docs/json-output.md)'
+            cand --all-profiles 'Show records of every profile label in the directory'
             cand -v 'Report skipped files and other details on stderr'
             cand --verbose 'Report skipped files and other details on stderr'
             cand -q 'Print only errors'
@@ -261,6 +278,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand refresh 'Re-publish this device''s records whose owner runs; clear those whose owner died'
             cand run 'Run a command, keeping its session published while it runs'
             cand expire 'Delete expired records, old tombstones, stale conflict copies and temp files'
+            cand watch 'Print the live sessions, then one line per change (up, update, down)'
             cand config 'Show or create the configuration file'
             cand completions 'Print a shell completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -278,6 +296,8 @@ set edit:completion:arg-completer[presence] = {|@words|
         &'presence;help;run'= {
         }
         &'presence;help;expire'= {
+        }
+        &'presence;help;watch'= {
         }
         &'presence;help;config'= {
             cand path 'Print the path of the configuration file in use'

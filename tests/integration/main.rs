@@ -7,3 +7,4 @@ mod cli;
 mod docs;
 mod hostile;
 mod lifecycle;
+mod watch;

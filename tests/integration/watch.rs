@@ -1,0 +1,208 @@
+//! `presence watch` and `list --watch` end to end.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::harness::*;
+
+struct Stream {
+    child: Child,
+    lines: Receiver<String>,
+}
+
+impl Stream {
+    fn start(dev: &Device, args: &[&str]) -> Stream {
+        let mut child = dev
+            .cmd()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                if tx.send(line.unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        Stream { child, lines }
+    }
+
+    fn next(&self) -> String {
+        self.lines
+            .recv_timeout(Duration::from_secs(10))
+            .expect("no line within 10 s")
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.next()).unwrap()
+    }
+
+    /// Asserts that nothing is printed for a while.
+    fn quiet_for(&self, d: Duration) {
+        if let Ok(line) = self.lines.recv_timeout(d) {
+            panic!("unexpected line: {line}");
+        }
+    }
+
+    fn stop(self) -> (Option<i32>, String) {
+        let ok = std::process::Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        let out = self.child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+fn summary(v: &Value) -> String {
+    let mut s = format!(
+        "{} {}@{}",
+        v["event"].as_str().unwrap(),
+        v["record"]["session_id"].as_str().unwrap(),
+        v["record"]["host"].as_str().unwrap()
+    );
+    if let Some(r) = v["reason"].as_str() {
+        s.push_str(&format!(" {r}"));
+    }
+    if let Some(c) = v["changed"].as_array() {
+        let c: Vec<&str> = c.iter().map(|x| x.as_str().unwrap()).collect();
+        s.push_str(&format!(" {}", c.join(",")));
+    }
+    s
+}
+
+fn scenario(poll: bool) {
+    let w = World::new();
+    let (a, b) = (w.device("a"), w.device("b"));
+    a.publish("before", &[]);
+    let host = a.list(&[])[0]["host"].as_str().unwrap().to_string();
+    let mut args = vec!["watch", "--json"];
+    if poll {
+        args.push("--poll=200ms");
+    }
+    let s = Stream::start(&b, &args);
+    let first = s.json();
+    assert_eq!(summary(&first), format!("up before@{host}"));
+    assert_eq!(first["initial"], true);
+    assert_eq!(first["seq"], 1);
+    let epoch = first["epoch"].as_str().unwrap().to_string();
+    // The record has exactly the shape of a `list --json` element.
+    let listed = b.list(&[]).remove(0);
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&first["record"]), keys(&listed));
+
+    a.publish("s1", &["--title", "one"]);
+    let e = s.json();
+    assert_eq!(summary(&e), format!("up s1@{host}"));
+    assert_eq!(e["seq"], 2);
+    assert_eq!(e["epoch"], epoch.as_str());
+    assert_eq!(e["record"]["local"], false);
+    a.publish("s1", &["--title", "two"]);
+    assert_eq!(summary(&s.json()), format!("update s1@{host} title"));
+    a.publish("s1", &["--title", "two"]);
+    s.quiet_for(Duration::from_millis(700));
+    a.run(&["clear", "--session", "s1"]).success();
+    assert_eq!(summary(&s.json()), format!("down s1@{host} cleared"));
+
+    b.publish("mine", &["--ttl", "1s"]);
+    let up = s.json();
+    assert_eq!(summary(&up), format!("up mine@{host}"));
+    assert_eq!(up["record"]["local"], true);
+    let down = s.json();
+    assert_eq!(summary(&down), format!("down mine@{host} expired"));
+
+    b.publish("run1", &["--endpoint", "tmux://h/main"]);
+    assert_eq!(summary(&s.json()), format!("up run1@{host}"));
+    a.publish("run2", &["--endpoint", "tmux://h/main"]);
+    assert_eq!(summary(&s.json()), format!("down run1@{host} superseded"));
+    assert_eq!(summary(&s.json()), format!("up run2@{host}"));
+    let (code, stderr) = s.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn watch_json_reports_up_update_down_and_superseded() {
+    scenario(false);
+}
+
+#[test]
+fn watch_json_in_poll_mode() {
+    scenario(true);
+}
+
+#[test]
+fn watch_human_lines_and_a_vanishing_directory() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &["--title", "hello", "--status", "working"]);
+    let s = Stream::start(&a, &["watch"]);
+    let line = s.next();
+    assert!(
+        line.contains("up")
+            && line.contains("*s1")
+            && line.contains("working")
+            && line.contains("hello"),
+        "{line}"
+    );
+    std::fs::remove_dir_all(w.shared()).unwrap();
+    let mut child = s.child;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "watch did not give up on a deleted directory"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(1));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(
+        stderr.contains("disappeared") && stderr.contains("shared"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn list_watch_appends_snapshots_when_not_a_terminal() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &[]);
+    let s = Stream::start(&a, &["list", "--watch"]);
+    assert!(s.next().starts_with("SESSION"));
+    assert!(s.next().contains("*s1"));
+    a.publish("s2", &[]);
+    assert_eq!(s.next(), "");
+    assert!(s.next().starts_with("SESSION"));
+    let rows = [s.next(), s.next()];
+    assert!(
+        rows[0].contains("*s2") && rows[1].contains("*s1"),
+        "{rows:?}"
+    );
+    let (code, _) = s.stop();
+    assert_eq!(code, Some(0));
+}
+
+#[test]
+fn watch_on_a_missing_configured_directory_is_an_error() {
+    let w = World::new();
+    let a = w.device("a");
+    let out = a.run(&["watch"]).code(1);
+    assert!(out.stderr.contains("does not exist"), "{}", out.stderr);
+}
