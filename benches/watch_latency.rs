@@ -15,7 +15,9 @@ const EVENTS: usize = 200;
 const EXPIRIES: usize = 20;
 
 fn unix(t: SystemTime) -> f64 {
-    t.duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -100,7 +102,10 @@ fn main() {
 
     latencies.sort_by(f64::total_cmp);
     expiry.sort_by(f64::total_cmp);
-    println!("presence watch --json, native file events ({} events, {} expiries)", EVENTS, EXPIRIES);
+    println!(
+        "presence watch --json, native file events ({} events, {} expiries)",
+        EVENTS, EXPIRIES
+    );
     println!("| measure | p50 | p99 | max |");
     println!("|---|---|---|---|");
     println!(

@@ -148,8 +148,7 @@ fn changed_fields(old: &Row, new: &Row) -> Vec<&'static str> {
         session_key,
         instance_id,
         device_id,
-        metadata,
-        started_at
+        metadata
     );
     // Without an owner, `pid` is just whichever process published last.
     if (a.owner_start.is_some() || b.owner_start.is_some())
@@ -163,6 +162,15 @@ fn changed_fields(old: &Row, new: &Row) -> Vec<&'static str> {
     out
 }
 
+/// Whether `after` is a new life of the session `before` was: cleared and
+/// published again between two looks (a new `started_at`).
+fn new_life(before: &Row, after: &Row) -> bool {
+    matches!(
+        (before.record.started_at, after.record.started_at),
+        (Some(a), Some(b)) if a != b
+    )
+}
+
 /// The events that turn `old` into `new` (pure).
 pub fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
     let mut events = Vec::new();
@@ -172,6 +180,12 @@ pub fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
                 events.push(Event::Down {
                     row: before.clone(),
                     reason: DownReason::Superseded,
+                });
+            }
+            Some(after) if new_life(before, after) => {
+                events.push(Event::Down {
+                    row: before.clone(),
+                    reason: DownReason::Cleared,
                 });
             }
             Some(after) => {
@@ -204,7 +218,9 @@ pub fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
     for (k, after) in &new.live {
         let is_new = match old.live.get(k) {
             None => true,
-            Some(before) => before.record.session_id != after.record.session_id,
+            Some(before) => {
+                before.record.session_id != after.record.session_id || new_life(before, after)
+            }
         };
         if is_new {
             events.push(Event::Up(after.clone()));
@@ -255,6 +271,7 @@ pub struct Watcher {
     _backend: Option<notify::RecommendedWatcher>,
     snapshot: Snapshot,
     next_rescan: Instant,
+    last_backend_error: Option<String>,
 }
 
 impl std::fmt::Debug for Watcher {
@@ -326,6 +343,7 @@ impl Watcher {
             _backend: backend,
             snapshot: Snapshot::default(),
             next_rescan: Instant::now() + opts.rescan,
+            last_backend_error: None,
         };
         w.snapshot = w.scan(now)?;
         Ok(w)
@@ -412,15 +430,21 @@ impl Watcher {
         Ok(events)
     }
 
-    fn check(&self, msg: Msg) -> Result<()> {
-        match msg {
-            Msg::Fs => Ok(()),
-            Msg::Failed(e) => Err(Error::io(
-                "watch",
-                &self.registry.profile().dir,
-                std::io::Error::other(e),
-            )),
+    /// A backend error (an overflowed queue, a watch the kernel dropped) is
+    /// not fatal: it only means events may have been lost, and the rescan
+    /// that follows every message recovers from that — or finds the
+    /// directory gone and says so.
+    fn check(&mut self, msg: Msg) -> Result<()> {
+        if let Msg::Failed(e) = msg {
+            self.last_backend_error = Some(e);
         }
+        Ok(())
+    }
+
+    /// The last error the file-event backend reported (events were then
+    /// recovered by a rescan).
+    pub fn last_backend_error(&self) -> Option<&str> {
+        self.last_backend_error.as_deref()
     }
 
     /// Drains events until they pause for `quiet`, or `max_delay` passed.
@@ -495,7 +519,10 @@ mod tests {
 
     #[test]
     fn diff_table() {
-        let a = row("a", "", "idle", "i.a.json");
+        let mut a = row("a", "", "idle", "i.a.json");
+        a.record.started_at = Some(1.0);
+        let mut a_again = a.clone();
+        a_again.record.started_at = Some(7.0);
         let mut a_refreshed = a.clone();
         a_refreshed.record.updated_at = Some(5.0);
         a_refreshed.record.seq = 9;
@@ -537,6 +564,12 @@ mod tests {
                 snap(vec![a.clone()]),
                 snap(vec![]),
                 vec!["down a Cleared"],
+            ),
+            (
+                "cleared and published again between looks",
+                snap(vec![a.clone()]),
+                snap(vec![a_again]),
+                vec!["down a Cleared", "up a"],
             ),
             (
                 "successor",
@@ -727,6 +760,37 @@ mod fs_tests {
             "{events:?}"
         );
         assert_eq!(w.live()[0].record.title, "step 999");
+    }
+
+    #[test]
+    fn a_flapping_record_yields_alternating_up_and_down() {
+        let d = devices();
+        let mut w = Watcher::new(d.b.clone(), WatchOptions::default(), crate::unix_now()).unwrap();
+        let writer = d.a.clone();
+        let flapper = std::thread::spawn(move || {
+            for _ in 0..30 {
+                writer.publish(&req("flap"), crate::unix_now()).unwrap();
+                std::thread::sleep(Duration::from_millis(7));
+                writer.clear(Some("flap"), None, crate::unix_now()).unwrap();
+                std::thread::sleep(Duration::from_millis(7));
+            }
+        });
+        let mut events = Vec::new();
+        while !flapper.is_finished() {
+            events.extend(collect_until(&mut w, 1, Duration::from_millis(100)));
+        }
+        flapper.join().unwrap();
+        events.extend(collect_until(&mut w, 1, Duration::from_secs(1)));
+        assert!(!events.is_empty());
+        for pair in events.chunks(2) {
+            assert_eq!(pair[0], "up flap@a", "{events:?}");
+            assert_eq!(
+                pair.get(1).map(String::as_str),
+                Some("down flap@a Cleared"),
+                "{events:?}"
+            );
+        }
+        assert!(w.live().is_empty());
     }
 
     #[test]
