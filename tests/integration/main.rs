@@ -7,4 +7,5 @@ mod cli;
 mod docs;
 mod hostile;
 mod lifecycle;
+mod syncthing;
 mod watch;

@@ -1,0 +1,783 @@
+//! Cross-device truth over two real Syncthing daemons on loopback.
+//!
+//! Each test starts its own pair — A and B, each a `syncthing serve` with its
+//! own home, sharing one folder that is also the presence directory of a
+//! simulated presence device — runs one scenario and stops the pair, also when
+//! the test fails. Only 127.0.0.1 is used: discovery, relays, NAT traversal,
+//! usage reporting and upgrades are off, and peers dial static addresses.
+//! Daemons run under `timeout`, in their own process group, so they stop by
+//! themselves even if this process dies; they are stopped by that group,
+//! never by name. The tests take a lock so that only one pair runs at a time.
+//!
+//! Learned the hard way (see also docs/syncthing.md): a folder written to
+//! config.xml by hand gets Go zero values, so `maxConflicts` must be spelled
+//! out or conflict copies are silently dropped; `STHASHING=minio` skips a
+//! startup benchmark; files arrive as `.syncthing.NAME.tmp` plus a rename, and
+//! the receiver's ctime is its own arrival time.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::harness::*;
+
+static ONE_PAIR_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+const FOLDER: &str = "presence-e2e";
+/// Upper bound of each daemon's life, whatever happens to the test.
+const DAEMON_TTL_S: u32 = 240;
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) -> Duration {
+    let start = Instant::now();
+    while !f() {
+        assert!(
+            start.elapsed() < timeout,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    start.elapsed()
+}
+
+/// A child process that is killed when the test ends, failed or not.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `cmd` with this device's wall clock shifted by `offset` (libfaketime
+/// syntax, e.g. `+10m`). The monotonic clock stays true, as on a real device
+/// whose wall clock is wrong.
+fn faked(mut cmd: Command, offset: &str) -> Command {
+    cmd.env("LD_PRELOAD", libfaketime())
+        .env("FAKETIME", offset)
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+    cmd
+}
+
+fn report(what: &str, d: Duration) {
+    println!("syncthing e2e: {what}: {:.2} s", d.as_secs_f64());
+}
+
+struct Node {
+    name: &'static str,
+    home: PathBuf,
+    folder: PathBuf,
+    id: String,
+    apikey: String,
+    gui: u16,
+    listen: u16,
+    daemon: Option<Child>,
+}
+
+impl Node {
+    fn generate(root: &Path, name: &'static str) -> Node {
+        let home = root.join(format!("st-home-{name}"));
+        let folder = root.join(format!("st-folder-{name}"));
+        std::fs::create_dir_all(&folder).unwrap();
+        let out = Command::new("syncthing")
+            .args([
+                "generate",
+                &format!("--home={}", home.display()),
+                "--no-default-folder",
+                "--skip-port-probing",
+            ])
+            .output()
+            .expect("syncthing is needed for the cross-device tests (apt-get install syncthing)");
+        assert!(
+            out.status.success(),
+            "syncthing generate: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        let id = text
+            .lines()
+            .find_map(|l| l.split("Device ID: ").nth(1))
+            .expect("device id in the output of syncthing generate")
+            .trim()
+            .to_string();
+        let config = std::fs::read_to_string(home.join("config.xml")).unwrap();
+        let apikey = config
+            .split("<apikey>")
+            .nth(1)
+            .unwrap()
+            .split('<')
+            .next()
+            .unwrap()
+            .to_string();
+        // Our recommendation for presence folders: never sync temp files.
+        std::fs::write(folder.join(".stignore"), "(?d).*.tmp\n").unwrap();
+        Node {
+            name,
+            home,
+            folder,
+            id,
+            apikey,
+            gui: free_port(),
+            listen: free_port(),
+            daemon: None,
+        }
+    }
+
+    fn write_config(&self, peer: &Node, version: &str) {
+        let config = format!(
+            r#"<configuration version="{version}">
+    <folder id="{FOLDER}" label="{FOLDER}" path="{folder}" type="sendreceive" rescanIntervalS="10" fsWatcherEnabled="true" fsWatcherDelayS="1" ignorePerms="true" autoNormalize="true">
+        <filesystemType>basic</filesystemType>
+        <device id="{me}" introducedBy=""></device>
+        <device id="{peer_id}" introducedBy=""></device>
+        <minDiskFree unit="%">1</minDiskFree>
+        <versioning><cleanupIntervalS>3600</cleanupIntervalS><fsPath></fsPath><fsType>basic</fsType></versioning>
+        <copiers>0</copiers><pullerMaxPendingKiB>0</pullerMaxPendingKiB><hashers>0</hashers><order>random</order>
+        <ignoreDelete>false</ignoreDelete><scanProgressIntervalS>0</scanProgressIntervalS><pullerPauseS>0</pullerPauseS>
+        <maxConflicts>10</maxConflicts><disableSparseFiles>false</disableSparseFiles><disableTempIndexes>false</disableTempIndexes>
+        <paused>false</paused><weakHashThresholdPct>25</weakHashThresholdPct><markerName>.stfolder</markerName>
+        <copyOwnershipFromParent>false</copyOwnershipFromParent><modTimeWindowS>0</modTimeWindowS>
+        <maxConcurrentWrites>2</maxConcurrentWrites><disableFsync>false</disableFsync><blockPullOrder>standard</blockPullOrder>
+        <copyRangeMethod>standard</copyRangeMethod><caseSensitiveFS>false</caseSensitiveFS><junctionsAsDirs>false</junctionsAsDirs>
+    </folder>
+    <device id="{me}" name="{name}" compression="metadata" introducer="false"><address>dynamic</address></device>
+    <device id="{peer_id}" name="{peer_name}" compression="metadata" introducer="false"><address>tcp://127.0.0.1:{peer_listen}</address></device>
+    <gui enabled="true" tls="false" debugging="false"><address>127.0.0.1:{gui}</address><apikey>{apikey}</apikey><theme>default</theme></gui>
+    <options>
+        <listenAddress>tcp://127.0.0.1:{listen}</listenAddress>
+        <globalAnnounceEnabled>false</globalAnnounceEnabled><localAnnounceEnabled>false</localAnnounceEnabled>
+        <announceLANAddresses>false</announceLANAddresses><relaysEnabled>false</relaysEnabled><natEnabled>false</natEnabled>
+        <urAccepted>-1</urAccepted><urSeen>3</urSeen><crashReportingEnabled>false</crashReportingEnabled>
+        <autoUpgradeIntervalH>0</autoUpgradeIntervalH><startBrowser>false</startBrowser>
+        <reconnectionIntervalS>1</reconnectionIntervalS><setLowPriority>false</setLowPriority>
+    </options>
+</configuration>
+"#,
+            folder = self.folder.display(),
+            me = self.id,
+            peer_id = peer.id,
+            name = self.name,
+            peer_name = peer.name,
+            peer_listen = peer.listen,
+            gui = self.gui,
+            apikey = self.apikey,
+            listen = self.listen,
+        );
+        std::fs::write(self.home.join("config.xml"), config).unwrap();
+    }
+
+    fn start(&mut self) {
+        assert!(self.daemon.is_none());
+        let log = std::fs::File::options()
+            .create(true)
+            .append(true)
+            .open(self.home.join("daemon.log"))
+            .unwrap();
+        let child = Command::new("timeout")
+            .args([
+                "--kill-after=10",
+                &DAEMON_TTL_S.to_string(),
+                "syncthing",
+                "serve",
+            ])
+            .arg(format!("--home={}", self.home.display()))
+            .args([
+                "--no-browser",
+                "--no-restart",
+                "--no-upgrade",
+                "--no-default-folder",
+            ])
+            .env("STNODEFAULTFOLDER", "1")
+            .env("STNOUPGRADE", "1")
+            .env("STNORESTART", "1")
+            .env("STHASHING", "minio")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        self.daemon = Some(child);
+        let name = self.name;
+        wait_until(
+            &format!("the REST API of {name}"),
+            Duration::from_secs(30),
+            || {
+                self.api("GET", "/rest/system/ping")
+                    .is_some_and(|v| v["ping"] == "pong")
+            },
+        );
+    }
+
+    fn stop(&mut self) {
+        let Some(mut child) = self.daemon.take() else {
+            return;
+        };
+        // The daemon and its monitor are in the group led by `timeout`.
+        let group = format!("-{}", child.id());
+        let kill = |sig: &str| {
+            let _ = Command::new("kill")
+                .args([sig, "--", &group])
+                .stderr(Stdio::null())
+                .status();
+        };
+        kill("-TERM");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        kill("-KILL");
+        let _ = child.wait();
+    }
+
+    /// A REST call on loopback; HTTP/1.0 so the reply is never chunked.
+    fn api(&self, method: &str, path: &str) -> Option<Value> {
+        let addr = ([127, 0, 0, 1], self.gui).into();
+        let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+        write!(
+            s,
+            "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nX-API-Key: {}\r\nContent-Length: 0\r\n\r\n",
+            self.apikey
+        )
+        .ok()?;
+        let mut buf = Vec::new();
+        s.read_to_end(&mut buf).ok()?;
+        let text = String::from_utf8_lossy(&buf);
+        let (head, body) = text.split_once("\r\n\r\n")?;
+        if !head.starts_with("HTTP/1.0 200") && !head.starts_with("HTTP/1.1 200") {
+            return None;
+        }
+        Some(serde_json::from_str(body).unwrap_or(Value::Null))
+    }
+
+    fn post(&self, path: &str) {
+        assert!(
+            self.api("POST", path).is_some(),
+            "POST {path} on {} failed",
+            self.name
+        );
+    }
+
+    fn connected_to(&self, peer: &Node) -> bool {
+        self.api("GET", "/rest/system/connections")
+            .is_some_and(|v| v["connections"][&peer.id]["connected"] == true)
+    }
+
+    fn synced_with(&self, peer: &Node) -> bool {
+        let status = self.api("GET", &format!("/rest/db/status?folder={FOLDER}"));
+        let completion = self.api(
+            "GET",
+            &format!("/rest/db/completion?folder={FOLDER}&device={}", peer.id),
+        );
+        status.is_some_and(|s| s["state"] == "idle" && s["needTotalItems"] == 0)
+            && completion.is_some_and(|c| c["completion"] == 100)
+    }
+
+    /// A synchronous scan: afterwards the daemon knows every local change.
+    fn scan(&self) {
+        self.post(&format!("/rest/db/scan?folder={FOLDER}"));
+    }
+}
+
+struct Pair {
+    a: Node,
+    b: Node,
+    /// presence devices whose profile dir is A's and B's folder.
+    pa: Device,
+    pb: Device,
+}
+
+impl Pair {
+    /// Generates, configures and starts A and B, and waits until they are
+    /// connected and in sync. `extra` is appended to both presence profiles.
+    fn up(w: &World, extra: &str) -> Pair {
+        let mut a = Node::generate(w.tmp.path(), "A");
+        let mut b = Node::generate(w.tmp.path(), "B");
+        let version = std::fs::read_to_string(a.home.join("config.xml"))
+            .unwrap()
+            .split("<configuration version=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .to_string();
+        a.write_config(&b, &version);
+        b.write_config(&a, &version);
+        let pa = w.bare_device("presence-a");
+        let pb = w.bare_device("presence-b");
+        for (dev, node) in [(&pa, &a), (&pb, &b)] {
+            dev.write_config(&format!(
+                "[profiles.default]\ndir = {:?}\n{extra}",
+                node.folder.display().to_string()
+            ));
+        }
+        // Start B before A, and A dials B: no reconnection backoff.
+        b.start();
+        a.start();
+        let mut pair = Pair { a, b, pa, pb };
+        pair.wait_synced();
+        pair
+    }
+
+    fn wait_synced(&mut self) {
+        let (a, b) = (&self.a, &self.b);
+        wait_until("A and B to connect", Duration::from_secs(30), || {
+            a.connected_to(b) && b.connected_to(a)
+        });
+        wait_until("A and B to be in sync", Duration::from_secs(30), || {
+            a.synced_with(b) && b.synced_with(a)
+        });
+    }
+}
+
+impl Drop for Pair {
+    fn drop(&mut self) {
+        self.a.stop();
+        self.b.stop();
+    }
+}
+
+fn lock() -> std::sync::MutexGuard<'static, ()> {
+    ONE_PAIR_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn listed(dev: &Device, session: &str) -> Option<Value> {
+    dev.list(&[])
+        .into_iter()
+        .find(|r| r["session_id"] == session)
+}
+
+#[test]
+fn syncthing_publish_update_clear_and_expire_reach_the_other_device() {
+    let _one = lock();
+    let w = World::new();
+    let p = Pair::up(&w, "");
+    // 1. publish on A -> listed on B
+    p.pa.publish("s1", &["--title", "first", "--status", "idle"]);
+    let d = wait_until("s1 on B", Duration::from_secs(30), || {
+        listed(&p.pb, "s1").is_some()
+    });
+    report("1 publish on A -> listed on B", d);
+    let row = listed(&p.pb, "s1").unwrap();
+    assert_eq!(row["local"], false);
+    assert_eq!(row["device_id"], p.pa.device_id());
+
+    // 2. update on A -> B shows the change
+    p.pa.publish("s1", &["--title", "second", "--status", "working"]);
+    let d = wait_until("the update on B", Duration::from_secs(30), || {
+        listed(&p.pb, "s1").is_some_and(|r| r["title"] == "second" && r["status"] == "working")
+    });
+    report("2 update on A -> shown on B", d);
+
+    // 3. clear on A -> B stops listing it (the tombstone write)
+    p.pa.run(&["clear", "--session", "s1"]).success();
+    let d = wait_until("s1 to leave B's listing", Duration::from_secs(30), || {
+        listed(&p.pb, "s1").is_none()
+    });
+    report("3 clear on A -> gone from B's listing", d);
+    let all = p.pb.list(&["--include-expired", "--session", "s1"]);
+    assert_eq!(
+        all[0]["state"], "ended",
+        "B sees the tombstone, not a deletion"
+    );
+    // Later, expire on A deletes the tombstone (ten minutes on A's clock) and
+    // the deletion reaches B.
+    let file = all[0]["file"].as_str().unwrap().to_string();
+    let out = faked(p.pa.cmd(), "+11m").arg("expire").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&file),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let d = wait_until("the deletion to reach B", Duration::from_secs(30), || {
+        !p.b.folder.join(&file).exists()
+    });
+    report("3 expire on A -> file deleted on B", d);
+}
+
+/// libfaketime's preload library (Debian package `faketime`).
+fn libfaketime() -> String {
+    for p in [
+        "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+        "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
+        "/usr/lib/faketime/libfaketime.so.1",
+    ] {
+        if Path::new(p).exists() {
+            return p.to_string();
+        }
+    }
+    panic!("libfaketime is needed for the clock-skew tests (apt-get install faketime)");
+}
+
+#[test]
+fn syncthing_a_killed_session_disappears_on_the_other_device_within_its_ttl() {
+    let _one = lock();
+    let w = World::new();
+    let p = Pair::up(&w, "");
+    let pidfile = w.tmp.path().join("child.pid");
+    let script = format!("echo $$ > {}; exec sleep 120", pidfile.display());
+    let mut wrapper = KillOnDrop(
+        p.pa.cmd()
+            .args([
+                "run",
+                "--session",
+                "doomed",
+                "--ttl",
+                "4s",
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ])
+            .spawn()
+            .unwrap(),
+    );
+    wait_until("doomed on B", Duration::from_secs(30), || {
+        listed(&p.pb, "doomed").is_some()
+    });
+    // Let a few refreshes arrive, then kill wrapper and child without a word.
+    std::thread::sleep(Duration::from_secs(3));
+    let child: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let _ = Command::new("kill")
+        .args(["-KILL", &wrapper.0.id().to_string(), &child.to_string()])
+        .status();
+    wrapper.0.wait().unwrap();
+    let killed = Instant::now();
+    wait_until(
+        "doomed to leave B's listing",
+        Duration::from_secs(30),
+        || listed(&p.pb, "doomed").is_none(),
+    );
+    let d = killed.elapsed();
+    report("4 kill -9 on A -> gone from B's listing (ttl 4 s)", d);
+    // Within the ttl of the last refresh that arrived, plus sync delay slack.
+    assert!(d < Duration::from_secs(4 + 5), "{d:?}");
+}
+
+#[test]
+fn syncthing_clock_skew_on_the_writer_does_not_fool_the_reader() {
+    let _one = lock();
+    let w = World::new();
+    let p = Pair::up(&w, "");
+    // A's clock runs 10 minutes ahead; its session dies (no refresh).
+    let out = faked(p.pa.cmd(), "+10m")
+        .args(["publish", "--session", "ahead", "--ttl", "4s"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_until("ahead on B", Duration::from_secs(30), || {
+        listed(&p.pb, "ahead").is_some()
+    });
+    let row = listed(&p.pb, "ahead").unwrap();
+    assert!(
+        row["claimed_age_s"].as_f64().unwrap() < -500.0,
+        "the writer's clock is ahead: {row}"
+    );
+    let arrived = Instant::now();
+    wait_until("ahead to expire on B", Duration::from_secs(30), || {
+        listed(&p.pb, "ahead").is_none()
+    });
+    let d = arrived.elapsed();
+    report(
+        "5 writer 10 min ahead, dead -> gone from B after arrival (ttl 4 s)",
+        d,
+    );
+    assert!(d < Duration::from_secs(6), "{d:?}");
+
+    // A's clock runs 2 minutes behind, alive under `refresh --every`.
+    let owner = KillOnDrop(Command::new("sleep").arg("60").spawn().unwrap());
+    let out = faked(p.pa.cmd(), "-2m")
+        .args(["publish", "--session", "behind", "--ttl", "4s"])
+        .args(["--owner-pid", &owner.0.id().to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _refresher = KillOnDrop(
+        faked(p.pa.cmd(), "-2m")
+            .args(["--quiet", "refresh", "--every", "1s"])
+            .spawn()
+            .unwrap(),
+    );
+    wait_until("behind on B", Duration::from_secs(30), || {
+        listed(&p.pb, "behind").is_some()
+    });
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(12) {
+        let row = listed(&p.pb, "behind");
+        assert!(
+            row.is_some(),
+            "dropped after {:?} although alive",
+            start.elapsed()
+        );
+        assert!(row.unwrap()["claimed_age_s"].as_f64().unwrap() > 100.0);
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    report(
+        "5 writer 2 min behind, alive: listed on B throughout",
+        start.elapsed(),
+    );
+}
+
+#[test]
+fn syncthing_stale_records_of_a_device_back_from_offline_never_show_live() {
+    let _one = lock();
+    let w = World::new();
+    let mut p = Pair::up(&w, "skew = \"2s\"\ngc_after = \"3s\"\n");
+    p.pa.publish("gone", &["--ttl", "2s"]);
+    p.pa.publish("ended", &["--ttl", "2s"]);
+    wait_until("both on B", Duration::from_secs(30), || {
+        p.pb.list(&[]).len() == 2
+    });
+    p.a.stop();
+    // While A is offline: one of its sessions ends, another starts and dies
+    // unsynced, and B collects A's dead records (gc_after is 3 s here).
+    p.pa.run(&["clear", "--session", "ended"]).success();
+    p.pa.publish("late", &["--ttl", "2s"]);
+    let file_of = |session: &str| {
+        p.pa.list(&["--all", "--session", session])[0]["file"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (gone, ended, late) = (file_of("gone"), file_of("ended"), file_of("late"));
+    std::thread::sleep(Duration::from_secs(2 + 2 + 3 + 1));
+    let out = p.pb.run(&["expire"]).success();
+    assert!(out.stdout.contains("removed 2 files"), "{}", out.stdout);
+    p.a.start();
+    // From the reconnect until the folders have converged, and a while
+    // after, nothing of A's ever shows live on B — not even `late`, which
+    // arrives now with a fresh ctime but an expiry long past.
+    let start = Instant::now();
+    let mut converged = None;
+    while start.elapsed() < Duration::from_secs(40) {
+        let rows = p.pb.list(&[]);
+        assert!(rows.is_empty(), "a stale record showed live on B: {rows:?}");
+        if converged.is_none()
+            && p.b.folder.join(&late).exists()
+            && p.b.folder.join(&ended).exists()
+            && !p.a.folder.join(&gone).exists()
+        {
+            converged = Some(start.elapsed());
+        }
+        if converged.is_some_and(|c| start.elapsed() > c + Duration::from_secs(2)) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let converged = converged.expect("the folders to converge after A's return");
+    report(
+        "6 device back from offline -> converged, nothing stale shown live",
+        converged,
+    );
+    let all = p.pb.list(&["--all"]);
+    let state = |session: &str| {
+        all.iter()
+            .find(|r| r["session_id"] == session)
+            .map(|r| r["state"].as_str().unwrap().to_string())
+    };
+    // Arrived, but never live: expired by its writer's clock on arrival,
+    // stale by local age since.
+    let late_state = state("late").expect("late arrived on B");
+    assert!(
+        late_state == "expired" || late_state == "stale",
+        "{late_state}"
+    );
+    assert_eq!(state("ended").as_deref(), Some("ended"), "{all:?}");
+    assert_eq!(state("gone"), None, "{all:?}");
+}
+
+#[test]
+fn syncthing_a_conflict_copy_collapses_and_expire_removes_it_on_both() {
+    let _one = lock();
+    let w = World::new();
+    let p = Pair::up(&w, "");
+    p.pa.publish("shared", &["--instance", "gateway", "--title", "base"]);
+    wait_until("shared on B", Duration::from_secs(30), || {
+        listed(&p.pb, "shared").is_some()
+    });
+    wait_until("in sync", Duration::from_secs(30), || {
+        p.a.synced_with(&p.b) && p.b.synced_with(&p.a)
+    });
+    p.a.post(&format!("/rest/system/pause?device={}", p.b.id));
+    wait_until("A and B to disconnect", Duration::from_secs(30), || {
+        !p.a.connected_to(&p.b) && !p.b.connected_to(&p.a)
+    });
+    p.pa.publish("shared", &["--instance", "gateway", "--title", "from A"]);
+    std::thread::sleep(Duration::from_millis(200));
+    p.pb.publish(
+        "shared",
+        &["--instance", "gateway", "--title", "from B (newer)"],
+    );
+    p.a.scan();
+    p.b.scan();
+    let resumed = Instant::now();
+    p.a.post(&format!("/rest/system/resume?device={}", p.b.id));
+    let has_copy = |n: &Node| {
+        std::fs::read_dir(&n.folder).unwrap().any(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains(".sync-conflict-")
+        })
+    };
+    wait_until(
+        "a conflict copy on both sides",
+        Duration::from_secs(60),
+        || has_copy(&p.a) && has_copy(&p.b),
+    );
+    report("7 resume -> conflict copy on A and B", resumed.elapsed());
+    for dev in [&p.pa, &p.pb] {
+        let rows = dev.list(&[]);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!(rows[0]["title"], "from B (newer)");
+        assert_eq!(dev.list(&["--all"]).len(), 2);
+    }
+    let out = p.pa.run(&["expire"]).success();
+    assert!(
+        out.stdout.contains("conflict copy superseded"),
+        "{}",
+        out.stdout
+    );
+    wait_until(
+        "the copy to be gone on both",
+        Duration::from_secs(30),
+        || !has_copy(&p.a) && !has_copy(&p.b),
+    );
+    assert_eq!(p.pb.list(&[])[0]["title"], "from B (newer)");
+}
+
+#[test]
+fn syncthing_watch_on_b_sees_a_publish_and_clear() {
+    let _one = lock();
+    let w = World::new();
+    let p = Pair::up(&w, "");
+    let mut watch = KillOnDrop(
+        p.pb.cmd()
+            .args(["watch", "--json"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let out = watch.0.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let start = Instant::now();
+    p.pa.publish("watched", &[]);
+    let up: Value =
+        serde_json::from_str(&rx.recv_timeout(Duration::from_secs(30)).unwrap()).unwrap();
+    assert_eq!(
+        (up["event"].as_str(), up["record"]["session_id"].as_str()),
+        (Some("up"), Some("watched"))
+    );
+    report("8 publish on A -> up event on B", start.elapsed());
+    let start = Instant::now();
+    p.pa.run(&["clear", "--session", "watched"]).success();
+    let down: Value =
+        serde_json::from_str(&rx.recv_timeout(Duration::from_secs(30)).unwrap()).unwrap();
+    assert_eq!(down["event"], "down");
+    assert_eq!(down["reason"], "cleared");
+    report("8 clear on A -> down (cleared) event on B", start.elapsed());
+}
+
+#[test]
+fn syncthing_a_burst_of_200_sessions_all_arrive_and_listing_never_fails() {
+    let _one = lock();
+    let w = World::new();
+    let p = Pair::up(&w, "");
+    let start = Instant::now();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let lister = {
+        let stop = stop.clone();
+        let pb_cmd = {
+            let c = p.pb.cmd();
+            let envs: Vec<(std::ffi::OsString, std::ffi::OsString)> = c
+                .get_envs()
+                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned())))
+                .collect();
+            envs
+        };
+        std::thread::spawn(move || {
+            let mut listings = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let out = Command::new(env!("CARGO_BIN_EXE_presence"))
+                    .env_clear()
+                    .envs(pb_cmd.iter().map(|(k, v)| (k, v)))
+                    .args(["-v", "list", "--json"])
+                    .output()
+                    .unwrap();
+                assert!(
+                    out.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                let _: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                assert!(
+                    stderr
+                        .lines()
+                        .all(|l| !l.contains("skipped") || l.contains("temp file")),
+                    "{stderr}"
+                );
+                listings += 1;
+            }
+            listings
+        })
+    };
+    for i in 0..200 {
+        p.pa.publish(&format!("burst-{i:03}"), &[]);
+    }
+    let published = start.elapsed();
+    wait_until("200 sessions on B", Duration::from_secs(60), || {
+        p.pb.list(&[]).len() == 200
+    });
+    let arrived = start.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let listings = lister.join().expect("B's listings never failed");
+    report("9 200 publishes on A (sequential processes)", published);
+    report("9 first publish on A -> all 200 listed on B", arrived);
+    println!("syncthing e2e: 9 listings on B while files arrived: {listings}, failures: 0");
+    assert!(listings > 5);
+}
