@@ -45,13 +45,57 @@ impl LossReason {
     }
 }
 
+/// What decides recency within a group: `updated_at` (missing counts as
+/// oldest), then `seq`, then the file name. Ordered: greater is newer.
+#[derive(Debug, Clone, Copy)]
+pub struct Rank<'a> {
+    updated: f64,
+    seq: u64,
+    file: &'a str,
+}
+
+impl<'a> Rank<'a> {
+    /// The rank of `record`, stored in `file`.
+    pub fn of(record: &Record, file: &'a str) -> Self {
+        Rank::new(
+            record.updated_at.unwrap_or(f64::NEG_INFINITY),
+            record.seq,
+            file,
+        )
+    }
+
+    /// A rank from its parts (`updated` is `-inf` for a missing `updated_at`).
+    pub fn new(updated: f64, seq: u64, file: &'a str) -> Self {
+        Rank { updated, seq, file }
+    }
+}
+
+impl Ord for Rank<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.updated
+            .total_cmp(&other.updated)
+            .then(self.seq.cmp(&other.seq))
+            .then_with(|| self.file.as_bytes().cmp(other.file.as_bytes()))
+    }
+}
+
+impl PartialOrd for Rank<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Rank<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Rank<'_> {}
+
 /// Total order of recency: `Greater` means `a` is newer than `b`.
 pub fn newer(a: (&Record, &str), b: (&Record, &str)) -> Ordering {
-    let time = |r: &Record| r.updated_at.unwrap_or(f64::NEG_INFINITY);
-    time(a.0)
-        .total_cmp(&time(b.0))
-        .then(a.0.seq.cmp(&b.0.seq))
-        .then_with(|| a.1.as_bytes().cmp(b.1.as_bytes()))
+    Rank::of(a.0, a.1).cmp(&Rank::of(b.0, b.1))
 }
 
 /// Why `loser` lost to `winner` (which must be newer).

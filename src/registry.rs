@@ -2,7 +2,7 @@
 //! list, show and clear. The CLI is a thin layer over this type, and so is
 //! any Rust program that links the crate.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -306,6 +306,52 @@ impl Registry {
     /// Lists the directory at `now`: newest first, deduped, live only unless
     /// the options say otherwise. Records are redacted for display.
     pub fn list(&self, opts: ListOptions, now: f64) -> Result<Listing> {
+        if opts.all {
+            return self.list_all(opts, now);
+        }
+        let device = self.local.existing_device_id()?;
+        let show = self.show_set(opts.all_profiles);
+        let skew = self.profile.skew.as_secs_f64();
+        // Groups are reduced while the files are read, keeping for each only
+        // its newest record's rank — and the record itself only if it may be
+        // listed — so memory follows the shown rows, not the directory.
+        let fold = |groups: &mut HashMap<Box<str>, Best>, e: Entry| {
+            if !show.shows(&e.record.profile) {
+                return;
+            }
+            let (profile, client, target) = e.record.group_key();
+            let key: Box<str> = format!("{profile}\0{client}\0{target}").into();
+            let best = Best::new(e, |e| {
+                opts.include_expired
+                    || liveness::state(&e.record, e.ctime, now, skew) == State::Live
+            });
+            merge_best(groups, key, best);
+        };
+        let (parts, report) = store::scan_fold(&self.profile.dir, HashMap::new, fold)?;
+        let mut parts = parts.into_iter();
+        let mut groups = parts.next().unwrap_or_default();
+        for part in parts {
+            for (key, best) in part {
+                merge_best(&mut groups, key, best);
+            }
+        }
+        let mut rows: Vec<Row> = groups
+            .into_values()
+            .filter_map(|b| b.kept)
+            .map(|e| self.row(*e, device.as_deref(), now, skew))
+            .collect();
+        rows.sort_by(|a, b| {
+            dedupe::newer((&b.record, b.file.as_str()), (&a.record, a.file.as_str()))
+        });
+        Ok(Listing {
+            dir_exists: report.exists,
+            rows,
+            skipped: report.skipped,
+        })
+    }
+
+    /// `list --all`: every record, each group's losers after its winner.
+    fn list_all(&self, opts: ListOptions, now: f64) -> Result<Listing> {
         let scan = store::scan(&self.profile.dir)?;
         let device = self.local.existing_device_id()?;
         let show = self.show_set(opts.all_profiles);
@@ -318,19 +364,13 @@ impl Registry {
         let mut rows = Vec::new();
         for group in dedupe::dedupe(&entries, |e| (&e.record, e.file.as_str())) {
             let winner = &entries[group.winner];
-            let w = self.row(winner, device.as_deref(), now, skew);
-            if !w.live && !opts.include_expired && !opts.all {
-                continue;
-            }
-            rows.push(w);
-            if opts.all {
-                for &i in &group.losers {
-                    let mut r = self.row(&entries[i], device.as_deref(), now, skew);
-                    r.superseded_by = Some(winner.file.clone());
-                    r.lost_because =
-                        Some(dedupe::loss_reason(&winner.record, &entries[i].record).as_str());
-                    rows.push(r);
-                }
+            rows.push(self.row(winner.clone(), device.as_deref(), now, skew));
+            for &i in &group.losers {
+                let mut r = self.row(entries[i].clone(), device.as_deref(), now, skew);
+                r.superseded_by = Some(winner.file.clone());
+                r.lost_because =
+                    Some(dedupe::loss_reason(&winner.record, &entries[i].record).as_str());
+                rows.push(r);
             }
         }
         Ok(Listing {
@@ -340,13 +380,13 @@ impl Registry {
         })
     }
 
-    fn row(&self, e: &Entry, device: Option<&str>, now: f64, skew: f64) -> Row {
+    fn row(&self, e: Entry, device: Option<&str>, now: f64, skew: f64) -> Row {
         let state = liveness::state(&e.record, e.ctime, now, skew);
-        let mut record = e.record.clone();
+        let mut record = e.record;
         let redactions = redact::redact_record(&mut record);
         Row {
             local: device.is_some_and(|d| d == record.device_id),
-            file: e.file.clone(),
+            file: e.file,
             live: state == State::Live,
             state: state.as_str(),
             conflict_copy: matches!(e.kind, NameKind::ConflictCopy(_)),
@@ -434,6 +474,43 @@ impl Registry {
             });
         }
         Ok(outcome)
+    }
+}
+
+/// The newest record of a group seen so far while scanning: its rank, and the
+/// record itself only when it may be listed.
+struct Best {
+    updated: f64,
+    seq: u64,
+    file: Box<str>,
+    kept: Option<Box<Entry>>,
+}
+
+impl Best {
+    fn new(e: Entry, keep: impl FnOnce(&Entry) -> bool) -> Self {
+        Best {
+            updated: e.record.updated_at.unwrap_or(f64::NEG_INFINITY),
+            seq: e.record.seq,
+            file: e.file.as_str().into(),
+            kept: keep(&e).then(|| Box::new(e)),
+        }
+    }
+
+    fn rank(&self) -> dedupe::Rank<'_> {
+        dedupe::Rank::new(self.updated, self.seq, &self.file)
+    }
+}
+
+fn merge_best(groups: &mut HashMap<Box<str>, Best>, key: Box<str>, best: Best) {
+    match groups.entry(key) {
+        std::collections::hash_map::Entry::Vacant(v) => {
+            v.insert(best);
+        }
+        std::collections::hash_map::Entry::Occupied(mut o) => {
+            if best.rank() > o.get().rank() {
+                o.insert(best);
+            }
+        }
     }
 }
 

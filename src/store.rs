@@ -7,9 +7,9 @@
 //! read more than [`MAX_FILE_BYTES`], and skip — with a reason, never an
 //! error — anything that is not a regular `*.json` record.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::fs;
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -237,74 +237,160 @@ fn secs(s: i64, ns: i64) -> f64 {
     s as f64 + ns as f64 / 1e9
 }
 
-/// Opens `path` for reading without following a symlink and without blocking
-/// on a FIFO or device.
-fn open_nofollow(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
-        .open(path)
+fn mode_name(mode: u32) -> &'static str {
+    match rustix::fs::FileType::from_raw_mode(mode) {
+        rustix::fs::FileType::Directory => "a directory",
+        rustix::fs::FileType::Symlink => "a symbolic link",
+        rustix::fs::FileType::Fifo => "a FIFO",
+        rustix::fs::FileType::Socket => "a socket",
+        rustix::fs::FileType::BlockDevice | rustix::fs::FileType::CharacterDevice => {
+            "a device node"
+        }
+        _ => "not a regular file",
+    }
+}
+
+/// The directory, opened once; files are opened relative to it (`openat`),
+/// so reading a file costs no path building and no lookups of the directory.
+struct DirHandle(rustix::fd::OwnedFd);
+
+impl DirHandle {
+    fn open(dir: &Path) -> io::Result<DirHandle> {
+        use rustix::fs::{Mode, OFlags};
+        let fd = rustix::fs::open(
+            dir,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(DirHandle(fd))
+    }
+
+    /// Reads one record file safely into `buf`: never follows a symlink, never
+    /// blocks on a FIFO or device (`O_NONBLOCK`), checks the type and size
+    /// with `fstat` before reading and never reads past the limit. Returns
+    /// `(ctime, mtime)`, or `Ok(None)` when the file vanished meanwhile.
+    fn read(&self, name: &str, buf: &mut Vec<u8>) -> Result<Option<(f64, f64)>, SkipReason> {
+        use rustix::fs::{Mode, OFlags};
+        use rustix::io::Errno;
+        let flags =
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+        let fd = match rustix::fs::openat(&self.0, name, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Ok(None),
+            Err(Errno::LOOP) => return Err(SkipReason::NotRegular("a symbolic link")),
+            Err(e) => return Err(SkipReason::Unreadable(io::Error::from(e).to_string())),
+        };
+        let st = rustix::fs::fstat(&fd)
+            .map_err(|e| SkipReason::Unreadable(io::Error::from(e).to_string()))?;
+        if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+            return Err(SkipReason::NotRegular(mode_name(st.st_mode)));
+        }
+        let size = u64::try_from(st.st_size).unwrap_or(0);
+        if size > MAX_FILE_BYTES as u64 {
+            return Err(SkipReason::TooLarge(size));
+        }
+        // Room for one byte more than fstat said, to notice a file that grew.
+        let want = size as usize + 1;
+        buf.clear();
+        buf.resize(want, 0);
+        let mut len = 0;
+        loop {
+            match rustix::io::read(&fd, &mut buf[len..]) {
+                Ok(0) => break,
+                Ok(n) => len += n,
+                Err(Errno::INTR) => continue,
+                Err(e) => return Err(SkipReason::Unreadable(io::Error::from(e).to_string())),
+            }
+            if len == size as usize {
+                // All that fstat promised: no need for a read that returns 0.
+                break;
+            }
+            if len == buf.len() {
+                // It grew after fstat: read on, up to one byte past the limit.
+                if len > MAX_FILE_BYTES {
+                    return Err(SkipReason::TooLarge(len as u64));
+                }
+                let grown = (buf.len() * 2).min(MAX_FILE_BYTES + 1);
+                buf.resize(grown, 0);
+            }
+        }
+        buf.truncate(len);
+        Ok(Some((
+            secs(st.st_ctime, st.st_ctime_nsec as i64),
+            secs(st.st_mtime, st.st_mtime_nsec as i64),
+        )))
+    }
+
+    fn entry(
+        &self,
+        name: &str,
+        kind: NameKind,
+        buf: &mut Vec<u8>,
+    ) -> Result<Option<Entry>, SkipReason> {
+        let Some((ctime, mtime)) = self.read(name, buf)? else {
+            return Ok(None);
+        };
+        let record = Record::from_json(buf).map_err(SkipReason::Unparseable)?;
+        Ok(Some(Entry {
+            file: name.to_owned(),
+            kind,
+            ctime,
+            mtime,
+            record,
+        }))
+    }
 }
 
 /// Reads one record file safely. `Ok(None)` when it vanished meanwhile.
 pub fn read_entry(dir: &Path, file: &str) -> Result<Option<Entry>, SkipReason> {
-    let kind = classify(file);
-    let path = dir.join(file);
-    let mut f = match open_nofollow(&path) {
-        Ok(f) => f,
+    let handle = match DirHandle::open(dir) {
+        Ok(h) => h,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-            return Err(SkipReason::NotRegular("a symbolic link"));
-        }
         Err(e) => return Err(SkipReason::Unreadable(e.to_string())),
     };
-    let meta = f
-        .metadata()
-        .map_err(|e| SkipReason::Unreadable(e.to_string()))?;
-    if !meta.file_type().is_file() {
-        return Err(SkipReason::NotRegular(file_type_name(&meta.file_type())));
-    }
-    if meta.len() > MAX_FILE_BYTES as u64 {
-        return Err(SkipReason::TooLarge(meta.len()));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
-    // The file may grow after fstat; never read past the limit.
-    (&mut f)
-        .take(MAX_FILE_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| SkipReason::Unreadable(e.to_string()))?;
-    if bytes.len() > MAX_FILE_BYTES {
-        return Err(SkipReason::TooLarge(bytes.len() as u64));
-    }
-    let record = Record::from_json(&bytes).map_err(SkipReason::Unparseable)?;
-    Ok(Some(Entry {
-        file: file.to_owned(),
-        kind,
-        ctime: secs(meta.ctime(), meta.ctime_nsec()),
-        mtime: secs(meta.mtime(), meta.mtime_nsec()),
-        record,
-    }))
+    handle.entry(file, classify(file), &mut Vec::new())
 }
 
-/// Scans `dir`. A missing directory is an empty scan with `exists == false`;
-/// any other failure to list it is an error. Problems with single files never
-/// are: they land in [`Scan::skipped`].
-pub fn scan(dir: &Path) -> Result<Scan> {
+/// What a scan found besides the records it handed to the visitor.
+#[derive(Debug, Default)]
+pub struct ScanReport {
+    /// Whether the directory exists.
+    pub exists: bool,
+    /// Entries passed over, and why.
+    pub skipped: Vec<Skipped>,
+    /// Our own temp files and their ctimes.
+    pub temps: Vec<(String, f64)>,
+}
+
+/// Below this many candidate files a scan stays on one thread.
+const PARALLEL_FROM: usize = 1024;
+
+/// Scans `dir`, reading and parsing the record files on up to
+/// `available_parallelism` threads (for large directories). Each thread
+/// folds the entries it reads into its own state, made by `init`; the states
+/// are returned in no particular order. A missing directory is an empty scan
+/// with `exists == false`; problems with single files land in
+/// [`ScanReport::skipped`].
+pub fn scan_fold<S: Send>(
+    dir: &Path,
+    init: impl Fn() -> S + Sync,
+    fold: impl Fn(&mut S, Entry) + Sync,
+) -> Result<(Vec<S>, ScanReport)> {
+    let mut report = ScanReport::default();
     let rd = match fs::read_dir(dir) {
         Ok(rd) => rd,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Scan::default()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), report)),
         Err(e) => return Err(Error::io("list directory", dir, e)),
     };
-    let mut out = Scan {
-        exists: true,
-        ..Scan::default()
-    };
+    report.exists = true;
+    let handle = DirHandle::open(dir).map_err(|e| Error::io("open directory", dir, e))?;
+    let mut candidates: Vec<(String, NameKind)> = Vec::new();
     for dirent in rd {
         let dirent = dirent.map_err(|e| Error::io("list directory", dir, e))?;
         let os_name = dirent.file_name();
         let Some(name) = os_name.to_str() else {
             if os_name.as_encoded_bytes().ends_with(b".json") {
-                out.skipped.push(Skipped {
+                report.skipped.push(Skipped {
                     file: os_name.to_string_lossy().into_owned(),
                     reason: SkipReason::NameNotUtf8,
                 });
@@ -319,10 +405,11 @@ pub fn scan(dir: &Path) -> Result<Scan> {
                     && let Ok(m) = dirent.metadata()
                     && m.file_type().is_file()
                 {
-                    out.temps
+                    report
+                        .temps
                         .push((name.to_owned(), secs(m.ctime(), m.ctime_nsec())));
                 }
-                out.skipped.push(Skipped {
+                report.skipped.push(Skipped {
                     file: name.to_owned(),
                     reason: SkipReason::Temp(kind),
                 });
@@ -334,22 +421,67 @@ pub fn scan(dir: &Path) -> Result<Scan> {
         if let Ok(ft) = dirent.file_type()
             && !ft.is_file()
         {
-            out.skipped.push(Skipped {
+            report.skipped.push(Skipped {
                 file: name.to_owned(),
                 reason: SkipReason::NotRegular(file_type_name(&ft)),
             });
             continue;
         }
-        match read_entry(dir, name) {
-            Ok(Some(entry)) => out.entries.push(entry),
-            Ok(None) => {}
-            Err(reason) => out.skipped.push(Skipped {
-                file: name.to_owned(),
-                reason,
-            }),
-        }
+        candidates.push((name.to_owned(), kind));
     }
-    Ok(out)
+    let threads = if candidates.len() < PARALLEL_FROM {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    };
+    let work = |chunk: &[(String, NameKind)]| {
+        let mut state = init();
+        let mut skipped = Vec::new();
+        let mut buf = Vec::with_capacity(4096);
+        for (name, kind) in chunk {
+            match handle.entry(name, *kind, &mut buf) {
+                Ok(Some(entry)) => fold(&mut state, entry),
+                Ok(None) => {}
+                Err(reason) => skipped.push(Skipped {
+                    file: name.clone(),
+                    reason,
+                }),
+            }
+        }
+        (state, skipped)
+    };
+    let results: Vec<(S, Vec<Skipped>)> = if threads == 1 {
+        vec![work(&candidates)]
+    } else {
+        let size = candidates.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = candidates
+                .chunks(size)
+                .map(|chunk| scope.spawn(|| work(chunk)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        })
+    };
+    let mut states = Vec::with_capacity(results.len());
+    for (state, skipped) in results {
+        states.push(state);
+        report.skipped.extend(skipped);
+    }
+    Ok((states, report))
+}
+
+/// Scans `dir` into a list of every record (see [`scan_fold`]).
+pub fn scan(dir: &Path) -> Result<Scan> {
+    let (parts, report) = scan_fold(dir, Vec::new, |v: &mut Vec<Entry>, e| v.push(e))?;
+    Ok(Scan {
+        exists: report.exists,
+        entries: parts.into_iter().flatten().collect(),
+        skipped: report.skipped,
+        temps: report.temps,
+    })
 }
 
 /// Removes `dir/name` if it is still the regular file seen at `ctime`

@@ -98,7 +98,8 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Builds a snapshot from `list --all` rows (winners have no `superseded_by`).
+    /// Builds a snapshot from listed rows (`--include-expired` gives every
+    /// group's winner; with `--all`, losers carry `superseded_by` and are skipped).
     pub fn from_rows(rows: Vec<Row>) -> Self {
         let mut s = Snapshot::default();
         for row in rows.into_iter().filter(|r| r.superseded_by.is_none()) {
@@ -355,8 +356,9 @@ impl Watcher {
     }
 
     fn scan(&mut self, now: f64) -> Result<Snapshot> {
+        // Every group's winner, live or not (losers never matter here).
         let opts = ListOptions {
-            all: true,
+            all: false,
             include_expired: true,
             all_profiles: self.opts.all_profiles,
         };

@@ -22,12 +22,16 @@ pub fn short_duration(secs: f64) -> String {
     }
 }
 
-/// Writes `value` as pretty JSON and a newline. Serialised first, so that a
-/// closed pipe surfaces as the plain `io::Error` it is.
+/// Writes `value` as pretty JSON and a newline, streamed through a buffer.
+/// A closed pipe surfaces as the plain `io::Error` it is.
 pub fn write_json(out: &mut impl Write, value: &impl serde::Serialize) -> anyhow::Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(value)?;
-    bytes.push(b'\n');
-    out.write_all(&bytes)?;
+    let mut w = io::BufWriter::with_capacity(1 << 16, out);
+    serde_json::to_writer_pretty(&mut w, value).map_err(|e| match e.io_error_kind() {
+        Some(kind) => anyhow::Error::from(io::Error::new(kind, e)),
+        None => anyhow::Error::from(e),
+    })?;
+    w.write_all(b"\n")?;
+    w.flush()?;
     Ok(())
 }
 
