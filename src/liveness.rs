@@ -52,7 +52,12 @@ impl State {
 /// The ttl a record claims: `expires_at − updated_at`, clamped to
 /// [[`MIN_TTL`], [`MAX_TTL`]]; [`DEFAULT_TTL`] when either time is missing.
 pub fn record_ttl(record: &Record) -> f64 {
-    match (record.updated_at, record.expires_at) {
+    ttl_of(record.updated_at, record.expires_at)
+}
+
+/// [`record_ttl`] from the two times.
+pub fn ttl_of(updated_at: Option<f64>, expires_at: Option<f64>) -> f64 {
+    match (updated_at, expires_at) {
         (Some(u), Some(e)) if (e - u).is_finite() => (e - u).clamp(MIN_TTL, MAX_TTL),
         _ => DEFAULT_TTL,
     }
@@ -61,13 +66,24 @@ pub fn record_ttl(record: &Record) -> f64 {
 /// Evaluates the liveness rule for a record whose file has `ctime` (seconds,
 /// this machine's clock), at `now`, with `skew` seconds of tolerance.
 pub fn state(record: &Record, ctime: f64, now: f64, skew: f64) -> State {
-    if record.ended_at.is_some() {
+    state_of(
+        [record.updated_at, record.expires_at, record.ended_at],
+        ctime,
+        now,
+        skew,
+    )
+}
+
+/// [`state`] from the record's `[updated_at, expires_at, ended_at]`.
+pub fn state_of(times: [Option<f64>; 3], ctime: f64, now: f64, skew: f64) -> State {
+    let [updated_at, expires_at, ended_at] = times;
+    if ended_at.is_some() {
         return State::Ended;
     }
-    let Some(expires_at) = record.expires_at else {
+    let Some(expires_at) = expires_at else {
         return State::Expired;
     };
-    if now - ctime >= record_ttl(record) {
+    if now - ctime >= ttl_of(updated_at, Some(expires_at)) {
         return State::Stale;
     }
     if now >= expires_at + skew {

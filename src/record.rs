@@ -8,6 +8,7 @@
 //! `session_id`, or names a newer `version` is rejected — and only that file.
 //! Writing is strict: [`Record::enforce_limits`] runs before every write.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -161,12 +162,7 @@ impl Record {
 
     /// Parses a record file's bytes leniently (see the module docs).
     pub fn from_json(bytes: &[u8]) -> Result<Record, ParseError> {
-        // A UTF-8 byte order mark is not JSON, but editors write it.
-        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-        // Only an object is a record (serde would also accept a field array).
-        if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-            return Err(ParseError::Json("not a JSON object".into()));
-        }
+        let bytes = object_bytes(bytes)?;
         let mut record: Record =
             serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
         if record.version != SCHEMA_VERSION {
@@ -198,18 +194,13 @@ impl Record {
 
     /// The group key of dedupe: `(profile, client or source, endpoint or session_id)`.
     pub fn group_key(&self) -> (&str, &str, &str) {
-        let client = if self.client.is_empty() {
-            &self.source
-        } else {
-            &self.client
-        };
-        let endpoint = self.endpoint.trim();
-        let target = if endpoint.is_empty() {
-            &self.session_id
-        } else {
-            endpoint
-        };
-        (&self.profile, client, target)
+        group_key(
+            &self.profile,
+            &self.client,
+            &self.source,
+            &self.endpoint,
+            &self.session_id,
+        )
     }
 
     /// Enforces the write limits: strings are cut to their limit (each cut is
@@ -304,6 +295,112 @@ impl Record {
     }
 }
 
+/// The few fields that dedupe and liveness need, read without copying the
+/// strings where the JSON allows (no escapes) and skipping everything else.
+/// A listing parses every file this way and fully parses ([`Record`]) only
+/// the records it shows. The checks are [`Record::from_json`]'s: a file is a
+/// probe iff it is a record.
+#[derive(Debug, Deserialize)]
+pub struct Probe<'a> {
+    #[serde(default, borrow, deserialize_with = "lenient::cow")]
+    profile: Cow<'a, str>,
+    #[serde(default, borrow, deserialize_with = "lenient::cow")]
+    client: Cow<'a, str>,
+    #[serde(default, borrow, deserialize_with = "lenient::cow")]
+    source: Cow<'a, str>,
+    #[serde(default, borrow, deserialize_with = "lenient::cow")]
+    endpoint: Cow<'a, str>,
+    #[serde(default, borrow, deserialize_with = "lenient::cow")]
+    session_id: Cow<'a, str>,
+    /// `updated_at`.
+    #[serde(default, deserialize_with = "lenient::opt_f64")]
+    pub updated_at: Option<f64>,
+    /// `expires_at`.
+    #[serde(default, deserialize_with = "lenient::opt_f64")]
+    pub expires_at: Option<f64>,
+    /// `ended_at`.
+    #[serde(default, deserialize_with = "lenient::opt_f64")]
+    pub ended_at: Option<f64>,
+    /// `seq`.
+    #[serde(default, deserialize_with = "lenient::u64_or_zero")]
+    pub seq: u64,
+    #[serde(default = "default_version", deserialize_with = "lenient::version")]
+    version: u32,
+}
+
+impl<'a> Probe<'a> {
+    /// Parses the probe fields of a record file (see [`Record::from_json`]).
+    pub fn parse(bytes: &'a [u8]) -> Result<Probe<'a>, ParseError> {
+        let bytes = object_bytes(bytes)?;
+        let mut p: Probe<'a> =
+            serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
+        if p.version != SCHEMA_VERSION {
+            return Err(ParseError::UnknownVersion(p.version));
+        }
+        for s in [
+            &mut p.profile,
+            &mut p.client,
+            &mut p.source,
+            &mut p.endpoint,
+            &mut p.session_id,
+        ] {
+            if s.len() > MAX_STRING_BYTES {
+                let mut owned = s.to_string();
+                truncate_at_boundary(&mut owned, MAX_STRING_BYTES);
+                *s = Cow::Owned(owned);
+            }
+        }
+        if p.session_id.trim().is_empty() {
+            return Err(ParseError::NoSessionId);
+        }
+        Ok(p)
+    }
+
+    /// The writer's profile label.
+    pub fn profile(&self) -> &str {
+        &self.profile
+    }
+
+    /// The dedupe group key, as [`Record::group_key`] computes it.
+    pub fn group_key(&self) -> (&str, &str, &str) {
+        group_key(
+            &self.profile,
+            &self.client,
+            &self.source,
+            &self.endpoint,
+            &self.session_id,
+        )
+    }
+}
+
+fn group_key<'s>(
+    profile: &'s str,
+    client: &'s str,
+    source: &'s str,
+    endpoint: &'s str,
+    session_id: &'s str,
+) -> (&'s str, &'s str, &'s str) {
+    let client = if client.is_empty() { source } else { client };
+    let endpoint = endpoint.trim();
+    let target = if endpoint.is_empty() {
+        session_id
+    } else {
+        endpoint
+    };
+    (profile, client, target)
+}
+
+/// The bytes of a record file without a byte order mark, if they hold a
+/// JSON object (serde would also accept a struct written as an array).
+fn object_bytes(bytes: &[u8]) -> Result<&[u8], ParseError> {
+    // A UTF-8 byte order mark is not JSON, but editors write it.
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(ParseError::Json("not a JSON object".into()));
+    }
+    Ok(bytes)
+}
+
 fn truncate_field(name: &str, value: &mut String) {
     if name == "title"
         && let Some((idx, _)) = value.char_indices().nth(MAX_TITLE_CHARS)
@@ -328,6 +425,7 @@ pub(crate) fn truncate_at_boundary(s: &mut String, max: usize) {
 /// have the expected shape reads as missing, so one odd field never costs the
 /// whole record (and never the whole listing).
 mod lenient {
+    use std::borrow::Cow;
     use std::collections::BTreeMap;
     use std::fmt;
 
@@ -414,6 +512,53 @@ mod lenient {
             Scalar::Str(s) => s,
             _ => String::new(),
         })
+    }
+
+    /// A string borrowed from the input where it has no escapes.
+    pub fn cow<'de, D: Deserializer<'de>>(d: D) -> Result<Cow<'de, str>, D::Error> {
+        struct CowVisitor;
+        impl<'de> Visitor<'de> for CowVisitor {
+            type Value = Cow<'de, str>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Cow::Borrowed(v))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v.to_owned()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Cow::Borrowed(""))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Cow::Borrowed(""))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Cow::Borrowed(""))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Cow::Borrowed(""))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Cow::Borrowed(""))
+            }
+            fn visit_none<E>(self) -> Result<Self::Value, E> {
+                Ok(Cow::Borrowed(""))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Cow::Borrowed(""))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Cow::Borrowed(""))
+            }
+        }
+        d.deserialize_any(CowVisitor)
     }
 
     pub fn opt_f64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
@@ -753,6 +898,41 @@ mod tests {
             prop_assert!(r.clone().enforce_limits().is_ok());
             let back = Record::from_json(&r.to_json()).unwrap();
             prop_assert_eq!(back, r);
+        }
+
+        #[test]
+        fn probe_and_record_agree(
+            fields in proptest::collection::vec(
+                (
+                    prop_oneof![
+                        Just("session_id"), Just("profile"), Just("client"), Just("source"),
+                        Just("endpoint"), Just("updated_at"), Just("expires_at"), Just("ended_at"),
+                        Just("seq"), Just("version"), Just("title"),
+                    ],
+                    prop_oneof![
+                        "[a-z \\\\\"/é]{0,12}".prop_map(serde_json::Value::from),
+                        (-5i64..5).prop_map(serde_json::Value::from),
+                        (0.0f64..2e9).prop_map(serde_json::Value::from),
+                        Just(serde_json::Value::Null),
+                        Just(serde_json::json!([1, {"a": 2}])),
+                        Just(serde_json::Value::from("x".repeat(1500))),
+                    ],
+                ),
+                0..10,
+            ),
+        ) {
+            let obj: serde_json::Map<String, serde_json::Value> =
+                fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+            let bytes = serde_json::to_vec(&obj).unwrap();
+            let record = Record::from_json(&bytes);
+            let probe = Probe::parse(&bytes);
+            prop_assert_eq!(record.is_ok(), probe.is_ok(), "{}", String::from_utf8_lossy(&bytes));
+            if let (Ok(r), Ok(p)) = (record, probe) {
+                prop_assert_eq!(r.group_key(), p.group_key());
+                prop_assert_eq!(r.profile.as_str(), p.profile());
+                prop_assert_eq!((r.updated_at, r.expires_at, r.ended_at, r.seq),
+                                (p.updated_at, p.expires_at, p.ended_at, p.seq));
+            }
         }
 
         #[test]

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::liveness::{self, State};
 use crate::local::{self, LocalDirs};
 use crate::owner;
-use crate::record::Record;
+use crate::record::{Probe, Record};
 use crate::redact::{self, Redaction};
 use crate::store::{self, Entry, NameKind, Skipped};
 
@@ -312,22 +312,38 @@ impl Registry {
         let device = self.local.existing_device_id()?;
         let show = self.show_set(opts.all_profiles);
         let skew = self.profile.skew.as_secs_f64();
-        // Groups are reduced while the files are read, keeping for each only
-        // its newest record's rank — and the record itself only if it may be
-        // listed — so memory follows the shown rows, not the directory.
-        let fold = |groups: &mut HashMap<Box<str>, Best>, e: Entry| {
-            if !show.shows(&e.record.profile) {
-                return;
+        // Groups are reduced while the files are read: each file is probed
+        // for the few fields dedupe and liveness need, each group keeps only
+        // its newest file's rank — and that file's bytes only if it may be
+        // listed — and only the records listed in the end are fully parsed.
+        // Memory and work follow the shown rows, not the directory.
+        let fold = |groups: &mut HashMap<Box<str>, Best>, raw: store::Raw<'_>| {
+            let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
+            if !show.shows(probe.profile()) {
+                return Ok(());
             }
-            let (profile, client, target) = e.record.group_key();
+            let (profile, client, target) = probe.group_key();
             let key: Box<str> = format!("{profile}\0{client}\0{target}").into();
-            let best = Best::new(e, |e| {
-                opts.include_expired
-                    || liveness::state(&e.record, e.ctime, now, skew) == State::Live
-            });
+            let times = [probe.updated_at, probe.expires_at, probe.ended_at];
+            let keep = opts.include_expired
+                || liveness::state_of(times, raw.ctime, now, skew) == State::Live;
+            let best = Best {
+                updated: probe.updated_at.unwrap_or(f64::NEG_INFINITY),
+                seq: probe.seq,
+                file: raw.file.into(),
+                kept: keep.then(|| {
+                    Box::new(Kept {
+                        kind: raw.kind,
+                        ctime: raw.ctime,
+                        mtime: raw.mtime,
+                        bytes: raw.bytes.into(),
+                    })
+                }),
+            };
             merge_best(groups, key, best);
+            Ok(())
         };
-        let (parts, report) = store::scan_fold(&self.profile.dir, HashMap::new, fold)?;
+        let (parts, mut report) = store::scan_fold_raw(&self.profile.dir, HashMap::new, fold)?;
         let mut parts = parts.into_iter();
         let mut groups = parts.next().unwrap_or_default();
         for part in parts {
@@ -335,11 +351,24 @@ impl Registry {
                 merge_best(&mut groups, key, best);
             }
         }
-        let mut rows: Vec<Row> = groups
-            .into_values()
-            .filter_map(|b| b.kept)
-            .map(|e| self.row(*e, device.as_deref(), now, skew))
-            .collect();
+        let mut rows = Vec::new();
+        for best in groups.into_values() {
+            let Some(k) = best.kept else { continue };
+            let raw = store::Raw {
+                file: &best.file,
+                kind: k.kind,
+                ctime: k.ctime,
+                mtime: k.mtime,
+                bytes: &k.bytes,
+            };
+            match raw.parse() {
+                Ok(entry) => rows.push(self.row(entry, device.as_deref(), now, skew)),
+                Err(reason) => report.skipped.push(store::Skipped {
+                    file: best.file.to_string(),
+                    reason,
+                }),
+            }
+        }
         rows.sort_by(|a, b| {
             dedupe::newer((&b.record, b.file.as_str()), (&a.record, a.file.as_str()))
         });
@@ -477,25 +506,24 @@ impl Registry {
     }
 }
 
-/// The newest record of a group seen so far while scanning: its rank, and the
-/// record itself only when it may be listed.
+/// The newest file of a group seen so far while scanning: its rank, and its
+/// contents only when it may be listed.
 struct Best {
     updated: f64,
     seq: u64,
     file: Box<str>,
-    kept: Option<Box<Entry>>,
+    kept: Option<Box<Kept>>,
+}
+
+/// A file kept for listing, parsed once the scan is over.
+struct Kept {
+    kind: NameKind,
+    ctime: f64,
+    mtime: f64,
+    bytes: Box<[u8]>,
 }
 
 impl Best {
-    fn new(e: Entry, keep: impl FnOnce(&Entry) -> bool) -> Self {
-        Best {
-            updated: e.record.updated_at.unwrap_or(f64::NEG_INFINITY),
-            seq: e.record.seq,
-            file: e.file.as_str().into(),
-            kept: keep(&e).then(|| Box::new(e)),
-        }
-    }
-
     fn rank(&self) -> dedupe::Rank<'_> {
         dedupe::Rank::new(self.updated, self.seq, &self.file)
     }

@@ -330,14 +330,43 @@ impl DirHandle {
         let Some((ctime, mtime)) = self.read(name, buf)? else {
             return Ok(None);
         };
-        let record = Record::from_json(buf).map_err(SkipReason::Unparseable)?;
-        Ok(Some(Entry {
-            file: name.to_owned(),
+        let raw = Raw {
+            file: name,
             kind,
             ctime,
             mtime,
+            bytes: buf,
+        };
+        raw.parse().map(Some)
+    }
+}
+
+/// A record file as read, not yet parsed.
+#[derive(Debug, Clone, Copy)]
+pub struct Raw<'a> {
+    /// File name within the directory.
+    pub file: &'a str,
+    /// Record or conflict copy.
+    pub kind: NameKind,
+    /// Change time on this machine (Unix seconds).
+    pub ctime: f64,
+    /// Modification time (Unix seconds).
+    pub mtime: f64,
+    /// The contents.
+    pub bytes: &'a [u8],
+}
+
+impl Raw<'_> {
+    /// Parses the contents into an [`Entry`].
+    pub fn parse(&self) -> Result<Entry, SkipReason> {
+        let record = Record::from_json(self.bytes).map_err(SkipReason::Unparseable)?;
+        Ok(Entry {
+            file: self.file.to_owned(),
+            kind: self.kind,
+            ctime: self.ctime,
+            mtime: self.mtime,
             record,
-        }))
+        })
     }
 }
 
@@ -375,6 +404,19 @@ pub fn scan_fold<S: Send>(
     dir: &Path,
     init: impl Fn() -> S + Sync,
     fold: impl Fn(&mut S, Entry) + Sync,
+) -> Result<(Vec<S>, ScanReport)> {
+    scan_fold_raw(dir, init, |state, raw| {
+        fold(state, raw.parse()?);
+        Ok(())
+    })
+}
+
+/// [`scan_fold`] on unparsed files: `fold` parses what it needs and returns
+/// the reason when a file is not a record.
+pub fn scan_fold_raw<S: Send>(
+    dir: &Path,
+    init: impl Fn() -> S + Sync,
+    fold: impl Fn(&mut S, Raw<'_>) -> Result<(), SkipReason> + Sync,
 ) -> Result<(Vec<S>, ScanReport)> {
     let mut report = ScanReport::default();
     let rd = match fs::read_dir(dir) {
@@ -439,13 +481,25 @@ pub fn scan_fold<S: Send>(
         let mut skipped = Vec::new();
         let mut buf = Vec::with_capacity(4096);
         for (name, kind) in chunk {
-            match handle.entry(name, *kind, &mut buf) {
-                Ok(Some(entry)) => fold(&mut state, entry),
-                Ok(None) => {}
-                Err(reason) => skipped.push(Skipped {
+            let outcome = match handle.read(name, &mut buf) {
+                Ok(Some((ctime, mtime))) => {
+                    let raw = Raw {
+                        file: name,
+                        kind: *kind,
+                        ctime,
+                        mtime,
+                        bytes: &buf,
+                    };
+                    fold(&mut state, raw)
+                }
+                Ok(None) => Ok(()),
+                Err(reason) => Err(reason),
+            };
+            if let Err(reason) = outcome {
+                skipped.push(Skipped {
                     file: name.clone(),
                     reason,
-                }),
+                });
             }
         }
         (state, skipped)
