@@ -5,6 +5,8 @@
 //! Run: `cargo bench --bench scale` (add `-- --quick` for 1k and 10k only).
 //! Prints a markdown table. Everything lives in a temp dir.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -97,7 +99,7 @@ fn record(i: usize, t: f64, device: &str, kind: usize) -> (String, String) {
         2..=7 => (t - 7200.0 - i as f64 % 600.0, 90.0, None),
         _ => (t - 120.0, 90.0, Some(t - 120.0)),
     };
-    let endpoint = if i % 3 == 0 {
+    let endpoint = if i.is_multiple_of(3) {
         format!("ssh://alice@host{}/s{i}", i % 7)
     } else {
         String::new()
@@ -107,7 +109,7 @@ fn record(i: usize, t: f64, device: &str, kind: usize) -> (String, String) {
         "status": if ended.is_some() { "ended" } else { "working" },
         "title": format!("Refactor module {i} of the parser and fix the flaky tests"),
         "model": "claude-sonnet-4", "cwd": format!("/home/alice/src/project-{}", i % 50),
-        "source": "cli", "client": if i % 2 == 0 { "terminal" } else { "gateway" },
+        "source": "cli", "client": if i.is_multiple_of(2) { "terminal" } else { "gateway" },
         "profile": "default", "endpoint": endpoint, "host": format!("host{}", i % 7), "pid": 1000 + i,
         "instance_id": instance, "updated_at": updated, "expires_at": ended.unwrap_or(updated + ttl),
         "metadata": {"branch": format!("feature/{i}"), "repo": "presence"},
@@ -169,7 +171,7 @@ fn time(runs: usize, mut make: impl FnMut() -> Command) -> Duration {
 }
 
 /// Peak RSS (KiB) of one run, from getrusage(RUSAGE_CHILDREN) in a wrapper.
-fn peak_rss_kib(mut c: Command) -> u64 {
+fn peak_rss_kib(c: Command) -> u64 {
     let program = c.get_program().to_owned();
     let args: Vec<_> = c.get_args().map(|a| a.to_owned()).collect();
     let mut w = Command::new("python3");

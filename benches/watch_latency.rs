@@ -5,6 +5,8 @@
 //! Run: `cargo bench --bench watch_latency` (prints a table). Everything runs
 //! in a temp dir with its own HOME / XDG dirs.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::MetadataExt;
 use std::process::{Command, Stdio};

@@ -426,7 +426,7 @@ pub fn scan_fold_raw<S: Send>(
     };
     report.exists = true;
     let handle = DirHandle::open(dir).map_err(|e| Error::io("open directory", dir, e))?;
-    let mut candidates: Vec<(String, NameKind)> = Vec::new();
+    let mut candidates: Vec<(Box<str>, NameKind)> = Vec::new();
     for dirent in rd {
         let dirent = dirent.map_err(|e| Error::io("list directory", dir, e))?;
         let os_name = dirent.file_name();
@@ -469,14 +469,14 @@ pub fn scan_fold_raw<S: Send>(
             });
             continue;
         }
-        candidates.push((name.to_owned(), kind));
+        candidates.push((name.into(), kind));
     }
     let threads = if candidates.len() < PARALLEL_FROM {
         1
     } else {
         std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
     };
-    let work = |chunk: &[(String, NameKind)]| {
+    let work = |chunk: &[(Box<str>, NameKind)]| {
         let mut state = init();
         let mut skipped = Vec::new();
         let mut buf = Vec::with_capacity(4096);
@@ -497,7 +497,7 @@ pub fn scan_fold_raw<S: Send>(
             };
             if let Err(reason) = outcome {
                 skipped.push(Skipped {
-                    file: name.clone(),
+                    file: name.to_string(),
                     reason,
                 });
             }
