@@ -309,6 +309,29 @@ impl Registry {
         if opts.all {
             return self.list_all(opts, now);
         }
+        let mut rows = Vec::new();
+        let (dir_exists, skipped) = self.list_each(opts, now, |row| {
+            rows.push(row);
+            true
+        })?;
+        Ok(Listing {
+            dir_exists,
+            rows,
+            skipped,
+        })
+    }
+
+    /// Like [`list`](Self::list) without `all`, but hands the rows to `each`
+    /// one at a time, newest first, parsing each record only when its turn
+    /// comes, so that memory follows the directory's groups rather than the
+    /// rows (a listing can be streamed out). `each` returns `false` to stop.
+    /// Returns whether the directory exists and the files passed over.
+    pub fn list_each(
+        &self,
+        opts: ListOptions,
+        now: f64,
+        mut each: impl FnMut(Row) -> bool,
+    ) -> Result<(bool, Vec<Skipped>)> {
         let device = self.local.existing_device_id()?;
         let show = self.show_set(opts.all_profiles);
         let skew = self.profile.skew.as_secs_f64();
@@ -351,8 +374,9 @@ impl Registry {
                 merge_best(&mut groups, key, best);
             }
         }
-        let mut rows = Vec::new();
-        for best in groups.into_values() {
+        let mut kept: Vec<Best> = groups.into_values().filter(|b| b.kept.is_some()).collect();
+        kept.sort_by(|a, b| b.rank().cmp(&a.rank()));
+        for best in kept {
             let Some(k) = best.kept else { continue };
             let raw = store::Raw {
                 file: &best.file,
@@ -362,21 +386,18 @@ impl Registry {
                 bytes: &k.bytes,
             };
             match raw.parse() {
-                Ok(entry) => rows.push(self.row(entry, device.as_deref(), now, skew)),
+                Ok(entry) => {
+                    if !each(self.row(entry, device.as_deref(), now, skew)) {
+                        break;
+                    }
+                }
                 Err(reason) => report.skipped.push(store::Skipped {
                     file: best.file.to_string(),
                     reason,
                 }),
             }
         }
-        rows.sort_by(|a, b| {
-            dedupe::newer((&b.record, b.file.as_str()), (&a.record, a.file.as_str()))
-        });
-        Ok(Listing {
-            dir_exists: report.exists,
-            rows,
-            skipped: report.skipped,
-        })
+        Ok((report.exists, report.skipped))
     }
 
     /// `list --all`: every record, each group's losers after its winner.

@@ -4,7 +4,8 @@ use std::io::Write;
 
 use anyhow::Context as _;
 use clap::Args;
-use presence::{ListOptions, Listing, Registry, Row};
+use presence::store::Skipped;
+use presence::{ListOptions, Registry, Row};
 
 use super::{Ctx, output};
 
@@ -51,10 +52,10 @@ impl ListArgs {
     }
 }
 
-/// Reports what a listing passed over and what it redacted, on stderr.
-pub fn report(ctx: &Ctx, registry: &Registry, listing: &Listing) {
+/// Reports on stderr what a listing passed over.
+pub fn report(ctx: &Ctx, registry: &Registry, dir_exists: bool, skipped: &[Skipped]) {
     let profile = registry.profile();
-    if !listing.dir_exists && !profile.dir_is_default {
+    if !dir_exists && !profile.dir_is_default {
         ctx.warn(format_args!(
             "presence directory {} does not exist yet (nothing has been published there; \
              check `dir` in the profile '{}')",
@@ -62,19 +63,66 @@ pub fn report(ctx: &Ctx, registry: &Registry, listing: &Listing) {
             profile.name
         ));
     }
-    for s in &listing.skipped {
+    for s in skipped {
         ctx.detail(format_args!("skipped {}: {}", s.file, s.reason));
     }
-    for row in listing.rows.iter().filter(|r| !r.redactions.is_empty()) {
-        let mut fields: Vec<&str> = row.redactions.iter().map(|r| r.field.as_str()).collect();
-        fields.dedup();
-        ctx.warn(format_args!(
-            "{} carries credentials in {}; they are not shown, but the file in {} still holds them",
-            row.file,
-            fields.join(", "),
-            profile.dir.display()
-        ));
+}
+
+/// Warns on stderr that a shown row's file carries credentials (redacted in the output).
+fn warn_redacted(ctx: &Ctx, registry: &Registry, row: &Row) {
+    if row.redactions.is_empty() {
+        return;
     }
+    let mut fields: Vec<&str> = row.redactions.iter().map(|r| r.field.as_str()).collect();
+    fields.dedup();
+    ctx.warn(format_args!(
+        "{} carries credentials in {}; they are not shown, but the file in {} still holds them",
+        row.file,
+        fields.join(", "),
+        registry.profile().dir.display()
+    ));
+}
+
+/// `list --json` without `--all`: rows are written as they come, one per
+/// line inside one JSON array, so memory does not grow with the output.
+fn stream_json(
+    ctx: &Ctx,
+    registry: &Registry,
+    args: &ListArgs,
+    opts: ListOptions,
+) -> anyhow::Result<u8> {
+    let stdout = std::io::stdout().lock();
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout);
+    w.write_all(b"[")?;
+    let mut first = true;
+    let mut failed: Option<std::io::Error> = None;
+    let (dir_exists, skipped) = registry
+        .list_each(opts, presence::unix_now(), |row| {
+            if !args.keeps(&row) {
+                return true;
+            }
+            warn_redacted(ctx, registry, &row);
+            let sep: &[u8] = if first { b"\n" } else { b",\n" };
+            first = false;
+            let written = w
+                .write_all(sep)
+                .and_then(|()| serde_json::to_writer(&mut w, &row).map_err(std::io::Error::from));
+            match written {
+                Ok(()) => true,
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            }
+        })
+        .with_context(|| format!("cannot list {}", registry.profile().dir.display()))?;
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    w.write_all(if first { b"]\n" } else { b"\n]\n" })?;
+    w.flush()?;
+    report(ctx, registry, dir_exists, &skipped);
+    Ok(0)
 }
 
 pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<u8> {
@@ -87,14 +135,20 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<u8> {
         all: args.all,
         all_profiles: args.all_profiles,
     };
+    if args.json && !args.all {
+        return stream_json(ctx, &registry, &args, opts);
+    }
     let mut listing = registry
         .list(opts, presence::unix_now())
         .with_context(|| format!("cannot list {}", registry.profile().dir.display()))?;
     listing.rows.retain(|r| args.keeps(r));
-    report(ctx, &registry, &listing);
+    report(ctx, &registry, listing.dir_exists, &listing.skipped);
+    for row in &listing.rows {
+        warn_redacted(ctx, &registry, row);
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
-        super::output::write_json(&mut out, &listing.rows)?;
+        output::write_json(&mut out, &listing.rows)?;
     } else if listing.rows.is_empty() {
         if !ctx.global.quiet {
             eprintln!(
