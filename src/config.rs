@@ -189,7 +189,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         && secs.is_finite()
         && secs >= 0.0
     {
-        return Ok(Duration::from_secs_f64(secs));
+        // A number too large for a Duration is an error, not a panic.
+        return Duration::try_from_secs_f64(secs)
+            .map_err(|_| format!("invalid duration '{text}': too large"));
     }
     humantime::parse_duration(t)
         .map_err(|e| format!("invalid duration '{text}': {e} (write e.g. \"90s\", \"5m\", \"1h\")"))
@@ -511,8 +513,30 @@ mod tests {
         ] {
             assert_eq!(parse_duration(text).unwrap().as_secs_f64(), secs, "{text}");
         }
-        for bad in ["", "-1", "ten", "5 parsecs", "inf"] {
+        for bad in ["", "-1", "ten", "5 parsecs", "inf", "1e30", "99999999999999999999999"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn config_parsing_never_panics(text in "\\PC{0,200}") {
+            if let Ok(c) = Config::parse(&text, Path::new("x.toml")) {
+                for name in c.profile_names() {
+                    let _ = c.profile(Some(&name), &src(), &local());
+                }
+            }
+        }
+
+        #[test]
+        fn config_shaped_text_never_panics(
+            key in "(ttl|refresh_interval|skew|gc_after|dir|label|show|strict|client|bogus)",
+            value in "(\"[0-9a-z ]{0,8}\"|[0-9]{1,20}|-?[0-9.e]{1,8}|true|\\[\"[a-z*]{0,3}\"\\]|\\[\\])",
+        ) {
+            let text = format!("[profiles.p]\n{key} = {value}\n");
+            if let Ok(c) = Config::parse(&text, Path::new("x.toml")) {
+                let _ = c.profile(Some("p"), &src(), &local());
+            }
         }
     }
 

@@ -699,6 +699,27 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn classify_never_panics_and_own_names_are_records(
+            name in "\\PC{0,60}",
+            instance in "\\PC{1,40}",
+            session in "\\PC{1,40}",
+        ) {
+            let _ = classify(&name);
+            let own = file_name(&instance, &session);
+            proptest::prop_assert!(!own.contains('/') && !own.starts_with('.'), "{}", own);
+            // A record of ours is never taken for a copy, a temp or a dot file.
+            if !reduce_id(&instance).contains(".sync-conflict-")
+                && !reduce_id(&session).contains(".sync-conflict-")
+            {
+                proptest::prop_assert_eq!(classify(&own), NameKind::Record, "{}", own);
+            }
+        }
+    }
+
     #[test]
     fn own_names_classify_as_records() {
         for id in ["a b", "..x", "x (1)", "x 2", "sync-conflict"] {

@@ -90,6 +90,49 @@ fn hostile_entries_never_hang_or_break_a_listing() {
         r#"{"session_id":"huge","profile":"default","updated_at":1e999}"#,
     )
     .unwrap();
+    // A 10 MiB string field, and metadata with 100 000 keys: too large.
+    std::fs::write(
+        dir.join("bigstring.json"),
+        format!(
+            r#"{{"session_id":"big","title":"{}"}}"#,
+            "x".repeat(10 << 20)
+        ),
+    )
+    .unwrap();
+    let keys: Vec<String> = (0..100_000).map(|i| format!("\"k{i}\":\"v\"")).collect();
+    std::fs::write(
+        dir.join("manykeys.json"),
+        format!(
+            r#"{{"session_id":"many","metadata":{{{}}}}}"#,
+            keys.join(",")
+        ),
+    )
+    .unwrap();
+    // Odd numbers and times that still make a record, never a live one.
+    std::fs::write(
+        dir.join("odd-numbers.json"),
+        format!(
+            r#"{{"session_id":"odd","profile":"default","seq":-0,"pid":184467440737095516150,
+               "updated_at":{},"expires_at":{},"owner_start":1e300}}"#,
+            t - 400.0,
+            t - 390.0
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("absurd-ttl.json"),
+        json!({"session_id": "absurd", "profile": "default", "updated_at": t - 4000.0,
+               "expires_at": t + 1e12})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("negative-ttl.json"),
+        json!({"session_id": "negative", "profile": "default", "updated_at": t - 400.0,
+               "expires_at": t - 450.0})
+        .to_string(),
+    )
+    .unwrap();
     std::fs::write(dir.join(".hidden.json"), "{}").unwrap();
     std::fs::write(dir.join(".good.json.123.abc.tmp"), "{").unwrap();
     std::fs::write(dir.join("notes.txt"), "hello").unwrap();
@@ -121,7 +164,16 @@ fn hostile_entries_never_hang_or_break_a_listing() {
     let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
     let mut got = sessions(&rows);
     got.sort();
-    assert_eq!(got, ["bom", "good", "strtimes"]);
+    // `absurd` claims a 30-year ttl (clamped to 1 h) and arrived just now:
+    // live until an hour after arrival, as the rule says. `negative` has
+    // expires_at < updated_at: a ttl of 1 s, long past. `odd` parses
+    // (an out-of-range pid reads as missing) and is expired.
+    assert_eq!(got, ["absurd", "bom", "good", "strtimes"]);
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "listing the hostile directory took {:?}",
+        start.elapsed()
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     for (file, reason) in [
         ("fifo.json", "FIFO"),
@@ -143,6 +195,8 @@ fn hostile_entries_never_hang_or_break_a_listing() {
         ("binary.json", "not a JSON record"),
         ("future.json", "unknown schema version 2"),
         ("huge-num.json", "not a JSON record"),
+        ("bigstring.json", "larger than"),
+        ("manykeys.json", "larger than"),
         ("bad-\u{FFFD}-name.json", "not valid UTF-8"),
         (".good.json.123.abc.tmp", "temp file"),
     ] {
@@ -161,8 +215,37 @@ fn hostile_entries_never_hang_or_break_a_listing() {
     // Without -v the listing is quiet about them.
     let quiet = a.run(&["list", "--json"]).success();
     assert!(quiet.stderr.is_empty(), "{}", quiet.stderr);
-    // clear leaves all of them alone.
+    // clear and expire leave all of them alone (a dry run names what expire
+    // would delete: none of the hostile entries).
     a.run(&["clear", "--session", "good"]).success();
+    let dry = a.run(&["expire", "--dry-run"]).success().stdout;
+    let before: std::collections::BTreeSet<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    a.run(&["expire"]).success();
+    let after: std::collections::BTreeSet<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let removed: Vec<String> = before
+        .difference(&after)
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect();
+    // Only expired records that parse (dead past gc_after or ours) may go,
+    // and the dry run said so beforehand.
+    for name in &removed {
+        assert!(
+            dry.contains(name.as_str()),
+            "{name} removed without being announced:\n{dry}"
+        );
+        assert!(
+            ["negative-ttl.json", "odd-numbers.json", "future.json"].contains(&name.as_str())
+                || name.ends_with(".good.json"),
+            "expire removed {name}"
+        );
+    }
+    assert!(std::path::Path::new("/etc/passwd").exists());
     assert!(
         dir.join("passwd.json")
             .symlink_metadata()

@@ -437,7 +437,7 @@ fn stress_no_torn_record_no_resurrection() {
     let failures = Arc::new(Mutex::new(Vec::<String>::new()));
     let observations = Arc::new(Mutex::new(Vec::<Vec<(String, f64, bool, u64)>>::new()));
     let mut threads = Vec::new();
-    const WRITERS: usize = 6;
+    const WRITERS: usize = 8;
     for n in 0..WRITERS {
         let (a, ops, failures, owner_pid) =
             (a.clone(), ops.clone(), failures.clone(), owner_pid.clone());

@@ -5,6 +5,7 @@ mod harness;
 
 mod cli;
 mod docs;
+mod faults;
 mod hostile;
 mod lifecycle;
 mod syncthing;
