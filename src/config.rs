@@ -513,7 +513,15 @@ mod tests {
         ] {
             assert_eq!(parse_duration(text).unwrap().as_secs_f64(), secs, "{text}");
         }
-        for bad in ["", "-1", "ten", "5 parsecs", "inf", "1e30", "99999999999999999999999"] {
+        for bad in [
+            "",
+            "-1",
+            "ten",
+            "5 parsecs",
+            "inf",
+            "1e30",
+            "99999999999999999999999",
+        ] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
     }
