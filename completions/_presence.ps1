@@ -43,6 +43,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Print the live sessions, then one line per change (up, update, down)')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show or create the configuration file')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('manpage', 'manpage', [CompletionResultType]::ParameterValue, 'Print the man page (roff); docs/man/presence.1 is its output')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -77,6 +78,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Only records from this host')
             [CompletionResult]::new('--client', '--client', [CompletionResultType]::ParameterName, 'Only records of this client (or source)')
             [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Only records of this session id or key')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print each row through a template of `list --json` field names, e.g. ''{client}@{host} {title}'' ({{ and }} for braces)')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
@@ -85,6 +87,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--include-expired', '--include-expired', [CompletionResultType]::ParameterName, 'Also show sessions whose newest record is ended or expired')
             [CompletionResult]::new('--all-profiles', '--all-profiles', [CompletionResultType]::ParameterName, 'Show records of every profile label in the directory')
             [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Redraw the table on every change until interrupted')
+            [CompletionResult]::new('--count', '--count', [CompletionResultType]::ParameterName, 'Print only the number of rows (for prompts and status bars)')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
@@ -97,6 +100,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Only records from this host')
             [CompletionResult]::new('--client', '--client', [CompletionResultType]::ParameterName, 'Only records of this client (or source)')
             [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Only records of this session id or key')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print each row through a template of `list --json` field names, e.g. ''{client}@{host} {title}'' ({{ and }} for braces)')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
@@ -105,6 +109,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--include-expired', '--include-expired', [CompletionResultType]::ParameterName, 'Also show sessions whose newest record is ended or expired')
             [CompletionResult]::new('--all-profiles', '--all-profiles', [CompletionResultType]::ParameterName, 'Show records of every profile label in the directory')
             [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Redraw the table on every change until interrupted')
+            [CompletionResult]::new('--count', '--count', [CompletionResultType]::ParameterName, 'Print only the number of rows (for prompts and status bars)')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
@@ -293,6 +298,18 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'presence;manpage' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'presence;help' {
             [CompletionResult]::new('publish', 'publish', [CompletionResultType]::ParameterValue, 'Publish (create or refresh) this device''s record of a session')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List live sessions, newest first')
@@ -304,6 +321,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Print the live sessions, then one line per change (up, update, down)')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show or create the configuration file')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('manpage', 'manpage', [CompletionResultType]::ParameterValue, 'Print the man page (roff); docs/man/presence.1 is its output')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -347,6 +365,9 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             break
         }
         'presence;help;completions' {
+            break
+        }
+        'presence;help;manpage' {
             break
         }
         'presence;help;help' {

@@ -37,6 +37,9 @@ _presence() {
             presence,ls)
                 cmd="presence__subcmd__list"
                 ;;
+            presence,manpage)
+                cmd="presence__subcmd__manpage"
+                ;;
             presence,publish)
                 cmd="presence__subcmd__publish"
                 ;;
@@ -94,6 +97,9 @@ _presence() {
             presence__subcmd__help,list)
                 cmd="presence__subcmd__help__subcmd__list"
                 ;;
+            presence__subcmd__help,manpage)
+                cmd="presence__subcmd__help__subcmd__manpage"
+                ;;
             presence__subcmd__help,publish)
                 cmd="presence__subcmd__help__subcmd__publish"
                 ;;
@@ -125,7 +131,7 @@ _presence() {
 
     case "${cmd}" in
         presence)
-            opts="-v -q -h -V --profile --config --dir --verbose --quiet --help --version publish list ls show clear refresh run expire watch config completions help"
+            opts="-v -q -h -V --profile --config --dir --verbose --quiet --help --version publish list ls show clear refresh run expire watch config completions manpage help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -411,7 +417,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__help)
-            opts="publish list show clear refresh run expire watch config completions help"
+            opts="publish list show clear refresh run expire watch config completions manpage help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -550,6 +556,20 @@ _presence() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        presence__subcmd__help__subcmd__manpage)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         presence__subcmd__help__subcmd__publish)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -621,7 +641,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__list)
-            opts="-v -q -h --json --all --include-expired --all-profiles --host --client --session --watch --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --json --all --include-expired --all-profiles --host --client --session --watch --format --count --profile --config --dir --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -639,6 +659,36 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --format)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        presence__subcmd__manpage)
+            opts="-v -q -h --profile --config --dir --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -40,6 +40,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand watch 'Print the live sessions, then one line per change (up, update, down)'
             cand config 'Show or create the configuration file'
             cand completions 'Print a shell completion script'
+            cand manpage 'Print the man page (roff); docs/man/presence.1 is its output'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'presence;publish'= {
@@ -72,6 +73,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand --host 'Only records from this host'
             cand --client 'Only records of this client (or source)'
             cand --session 'Only records of this session id or key'
+            cand --format 'Print each row through a template of `list --json` field names, e.g. ''{client}@{host} {title}'' ({{ and }} for braces)'
             cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
             cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
             cand --dir 'Use this records directory instead of the profile''s, this once'
@@ -80,6 +82,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand --include-expired 'Also show sessions whose newest record is ended or expired'
             cand --all-profiles 'Show records of every profile label in the directory'
             cand --watch 'Redraw the table on every change until interrupted'
+            cand --count 'Print only the number of rows (for prompts and status bars)'
             cand -v 'Report skipped files and other details on stderr'
             cand --verbose 'Report skipped files and other details on stderr'
             cand -q 'Print only errors'
@@ -91,6 +94,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand --host 'Only records from this host'
             cand --client 'Only records of this client (or source)'
             cand --session 'Only records of this session id or key'
+            cand --format 'Print each row through a template of `list --json` field names, e.g. ''{client}@{host} {title}'' ({{ and }} for braces)'
             cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
             cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
             cand --dir 'Use this records directory instead of the profile''s, this once'
@@ -99,6 +103,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand --include-expired 'Also show sessions whose newest record is ended or expired'
             cand --all-profiles 'Show records of every profile label in the directory'
             cand --watch 'Redraw the table on every change until interrupted'
+            cand --count 'Print only the number of rows (for prompts and status bars)'
             cand -v 'Report skipped files and other details on stderr'
             cand --verbose 'Report skipped files and other details on stderr'
             cand -q 'Print only errors'
@@ -270,6 +275,17 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'presence;manpage'= {
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'presence;help'= {
             cand publish 'Publish (create or refresh) this device''s record of a session'
             cand list 'List live sessions, newest first'
@@ -281,6 +297,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand watch 'Print the live sessions, then one line per change (up, update, down)'
             cand config 'Show or create the configuration file'
             cand completions 'Print a shell completion script'
+            cand manpage 'Print the man page (roff); docs/man/presence.1 is its output'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'presence;help;publish'= {
@@ -311,6 +328,8 @@ set edit:completion:arg-completer[presence] = {|@words|
         &'presence;help;config;init'= {
         }
         &'presence;help;completions'= {
+        }
+        &'presence;help;manpage'= {
         }
         &'presence;help;help'= {
         }

@@ -42,6 +42,7 @@ complete -c presence -n "__fish_presence_needs_command" -f -a "expire" -d 'Delet
 complete -c presence -n "__fish_presence_needs_command" -f -a "watch" -d 'Print the live sessions, then one line per change (up, update, down)'
 complete -c presence -n "__fish_presence_needs_command" -f -a "config" -d 'Show or create the configuration file'
 complete -c presence -n "__fish_presence_needs_command" -f -a "completions" -d 'Print a shell completion script'
+complete -c presence -n "__fish_presence_needs_command" -f -a "manpage" -d 'Print the man page (roff); docs/man/presence.1 is its output'
 complete -c presence -n "__fish_presence_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c presence -n "__fish_presence_using_subcommand publish" -l session -d 'Runtime session id (required)' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l key -d 'Durable session id [default: the session id]' -r
@@ -67,6 +68,7 @@ complete -c presence -n "__fish_presence_using_subcommand publish" -s h -l help 
 complete -c presence -n "__fish_presence_using_subcommand list" -l host -d 'Only records from this host' -r
 complete -c presence -n "__fish_presence_using_subcommand list" -l client -d 'Only records of this client (or source)' -r
 complete -c presence -n "__fish_presence_using_subcommand list" -l session -d 'Only records of this session id or key' -r
+complete -c presence -n "__fish_presence_using_subcommand list" -l format -d 'Print each row through a template of `list --json` field names, e.g. \'{client}@{host} {title}\' ({{ and }} for braces)' -r
 complete -c presence -n "__fish_presence_using_subcommand list" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
 complete -c presence -n "__fish_presence_using_subcommand list" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand list" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
@@ -75,12 +77,14 @@ complete -c presence -n "__fish_presence_using_subcommand list" -l all -d 'Show 
 complete -c presence -n "__fish_presence_using_subcommand list" -l include-expired -d 'Also show sessions whose newest record is ended or expired'
 complete -c presence -n "__fish_presence_using_subcommand list" -l all-profiles -d 'Show records of every profile label in the directory'
 complete -c presence -n "__fish_presence_using_subcommand list" -l watch -d 'Redraw the table on every change until interrupted'
+complete -c presence -n "__fish_presence_using_subcommand list" -l count -d 'Print only the number of rows (for prompts and status bars)'
 complete -c presence -n "__fish_presence_using_subcommand list" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand list" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand list" -s h -l help -d 'Print help'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l host -d 'Only records from this host' -r
 complete -c presence -n "__fish_presence_using_subcommand ls" -l client -d 'Only records of this client (or source)' -r
 complete -c presence -n "__fish_presence_using_subcommand ls" -l session -d 'Only records of this session id or key' -r
+complete -c presence -n "__fish_presence_using_subcommand ls" -l format -d 'Print each row through a template of `list --json` field names, e.g. \'{client}@{host} {title}\' ({{ and }} for braces)' -r
 complete -c presence -n "__fish_presence_using_subcommand ls" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
 complete -c presence -n "__fish_presence_using_subcommand ls" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand ls" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
@@ -89,6 +93,7 @@ complete -c presence -n "__fish_presence_using_subcommand ls" -l all -d 'Show ev
 complete -c presence -n "__fish_presence_using_subcommand ls" -l include-expired -d 'Also show sessions whose newest record is ended or expired'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l all-profiles -d 'Show records of every profile label in the directory'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l watch -d 'Redraw the table on every change until interrupted'
+complete -c presence -n "__fish_presence_using_subcommand ls" -l count -d 'Print only the number of rows (for prompts and status bars)'
 complete -c presence -n "__fish_presence_using_subcommand ls" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand ls" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand ls" -s h -l help -d 'Print help'
@@ -191,17 +196,24 @@ complete -c presence -n "__fish_presence_using_subcommand completions" -l dir -d
 complete -c presence -n "__fish_presence_using_subcommand completions" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand completions" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions help" -f -a "publish" -d 'Publish (create or refresh) this device\'s record of a session'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions help" -f -a "list" -d 'List live sessions, newest first'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions help" -f -a "show" -d 'Show the newest record of one session (by session id or key)'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions help" -f -a "clear" -d 'End this device\'s record of a session (writes a tombstone)'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions help" -f -a "refresh" -d 'Re-publish this device\'s records whose owner runs; clear those whose owner died'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions help" -f -a "run" -d 'Run a command, keeping its session published while it runs'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions help" -f -a "expire" -d 'Delete expired records, old tombstones, stale conflict copies and temp files'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions help" -f -a "watch" -d 'Print the live sessions, then one line per change (up, update, down)'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions help" -f -a "config" -d 'Show or create the configuration file'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c presence -n "__fish_presence_using_subcommand manpage" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand manpage" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand manpage" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand manpage" -s v -l verbose -d 'Report skipped files and other details on stderr'
+complete -c presence -n "__fish_presence_using_subcommand manpage" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_using_subcommand manpage" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions manpage help" -f -a "publish" -d 'Publish (create or refresh) this device\'s record of a session'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions manpage help" -f -a "list" -d 'List live sessions, newest first'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions manpage help" -f -a "show" -d 'Show the newest record of one session (by session id or key)'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions manpage help" -f -a "clear" -d 'End this device\'s record of a session (writes a tombstone)'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions manpage help" -f -a "refresh" -d 'Re-publish this device\'s records whose owner runs; clear those whose owner died'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions manpage help" -f -a "run" -d 'Run a command, keeping its session published while it runs'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions manpage help" -f -a "expire" -d 'Delete expired records, old tombstones, stale conflict copies and temp files'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions manpage help" -f -a "watch" -d 'Print the live sessions, then one line per change (up, update, down)'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions manpage help" -f -a "config" -d 'Show or create the configuration file'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions manpage help" -f -a "completions" -d 'Print a shell completion script'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions manpage help" -f -a "manpage" -d 'Print the man page (roff); docs/man/presence.1 is its output'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch config completions manpage help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "path" -d 'Print the path of the configuration file in use'
 complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "show" -d 'Print the selected profile with every setting resolved'
 complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "init" -d 'Write the commented example configuration (refuses to overwrite)'

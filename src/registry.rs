@@ -108,6 +108,32 @@ pub struct Row {
     pub redactions: Vec<Redaction>,
 }
 
+impl Row {
+    /// The names of the fields of a row's JSON form (`list --json`), for
+    /// templates: the record's fields, the computed ones, and the two that
+    /// only losers of `--all` carry.
+    pub fn field_names() -> Vec<String> {
+        let row = Row {
+            record: Record::new("x"),
+            file: String::new(),
+            live: false,
+            state: "",
+            local: false,
+            conflict_copy: false,
+            age_s: 0.0,
+            claimed_age_s: None,
+            expires_in_s: None,
+            superseded_by: Some(String::new()),
+            lost_because: Some(""),
+            redactions: Vec::new(),
+        };
+        match serde_json::to_value(&row) {
+            Ok(serde_json::Value::Object(map)) => map.keys().cloned().collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 /// A listing and what was passed over to produce it.
 #[derive(Debug, Default)]
 pub struct Listing {

@@ -33,8 +33,15 @@ pub struct ListArgs {
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
     /// Redraw the table on every change until interrupted
-    #[arg(long, conflicts_with_all = ["json", "all", "include_expired"])]
+    #[arg(long, conflicts_with_all = ["json", "all", "include_expired", "format", "count"])]
     pub watch: bool,
+    /// Print each row through a template of `list --json` field names,
+    /// e.g. '{client}@{host} {title}' ({{ and }} for braces)
+    #[arg(long, value_name = "TEMPLATE", conflicts_with_all = ["json", "count"])]
+    pub format: Option<String>,
+    /// Print only the number of rows (for prompts and status bars)
+    #[arg(long, conflicts_with = "json")]
+    pub count: bool,
 }
 
 impl ListArgs {
@@ -135,6 +142,11 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<u8> {
         all: args.all,
         all_profiles: args.all_profiles,
     };
+    let template = args
+        .format
+        .as_deref()
+        .map(super::template::Template::parse)
+        .transpose()?;
     if args.json && !args.all {
         return stream_json(ctx, &registry, &args, opts);
     }
@@ -147,7 +159,13 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<u8> {
         warn_redacted(ctx, &registry, row);
     }
     let mut out = std::io::stdout().lock();
-    if args.json {
+    if args.count {
+        writeln!(out, "{}", listing.rows.len())?;
+    } else if let Some(t) = template {
+        for row in &listing.rows {
+            writeln!(out, "{}", t.render(row))?;
+        }
+    } else if args.json {
         output::write_json(&mut out, &listing.rows)?;
     } else if listing.rows.is_empty() {
         if !ctx.global.quiet {

@@ -12,6 +12,7 @@ mod refresh;
 mod run;
 mod show;
 mod signals;
+mod template;
 mod watch;
 
 use std::path::PathBuf;
@@ -22,7 +23,8 @@ use presence::{LocalDirs, Profile, Registry, Selection, config};
 
 /// See each other's live sessions through a shared, synced directory.
 #[derive(Debug, Parser)]
-#[command(name = "presence", version, about, long_about = None, max_term_width = 100)]
+#[command(name = "presence", version, long_version = long_version(), about, long_about = None,
+          max_term_width = 100)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
@@ -75,6 +77,19 @@ pub enum Command {
     Config(config_cmd::ConfigArgs),
     /// Print a shell completion script
     Completions(completions::CompletionsArgs),
+    /// Print the man page (roff); docs/man/presence.1 is its output
+    #[command(hide = true)]
+    Manpage,
+}
+
+/// `--version`: the crate version and, when built from a git checkout, `git describe`.
+fn long_version() -> &'static str {
+    static V: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| match env!("PRESENCE_GIT_DESCRIBE") {
+            "" => env!("CARGO_PKG_VERSION").to_string(),
+            git => format!("{} ({git})", env!("CARGO_PKG_VERSION")),
+        });
+    &V
 }
 
 /// What every subcommand gets: the resolved profile and the output policy.
@@ -140,6 +155,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Watch(a) => watch::run(&ctx, a),
         Command::Config(a) => config_cmd::run(&ctx, a),
         Command::Completions(a) => completions::run(a),
+        Command::Manpage => completions::manpage(),
     }
 }
 

@@ -704,6 +704,72 @@ fn completions_match_the_checked_in_files() {
 }
 
 #[test]
+fn version_names_the_crate_version() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    let long = a.run(&["--version"]).success().stdout;
+    assert!(
+        long.starts_with(&format!("presence {}", env!("CARGO_PKG_VERSION"))),
+        "{long}"
+    );
+    let short = a.run(&["-V"]).success().stdout;
+    assert_eq!(short, format!("presence {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn the_man_page_matches_the_checked_in_file() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    let generated = a.run(&["manpage"]).success().stdout;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/man/presence.1");
+    let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        generated.starts_with(".ie"),
+        "{}",
+        &generated[..generated.len().min(200)]
+    );
+    assert!(
+        generated == checked_in,
+        "docs/man/presence.1 is out of date; regenerate with `cargo run -q -- manpage > docs/man/presence.1`"
+    );
+}
+
+#[test]
+fn list_format_and_count() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &["--client", "gateway", "--title", "Fix {it}"]);
+    a.publish("s2", &["--client", "desktop", "--title", "Two"]);
+    let out = a
+        .run(&["list", "--format", "{client}@{session_id} {{{title}}}"])
+        .success();
+    assert_eq!(out.stdout, "desktop@s2 {Two}\ngateway@s1 {Fix {it}}\n");
+    assert_eq!(a.run(&["list", "--count"]).success().stdout, "2\n");
+    assert_eq!(
+        a.run(&["list", "--count", "--client", "gateway"])
+            .success()
+            .stdout,
+        "1\n"
+    );
+    let out = a.run(&["list", "--format", "{hots}"]).code(2);
+    assert!(
+        out.stderr.contains("'{hots}'") && out.stderr.contains("valid fields: "),
+        "{}",
+        out.stderr
+    );
+    a.run(&["list", "--format", "{host}", "--json"]).code(2);
+    // An empty listing counts 0, and a template prints nothing.
+    let b = w.bare_device("b");
+    assert_eq!(b.run(&["list", "--count"]).success().stdout, "0\n");
+    assert_eq!(
+        b.run(&["-q", "list", "--format", "{host}"])
+            .success()
+            .stdout,
+        ""
+    );
+}
+
+#[test]
 fn a_closed_pipe_is_not_an_error() {
     let w = World::new();
     let a = w.device("a");
