@@ -38,6 +38,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand run 'Run a command, keeping its session published while it runs'
             cand expire 'Delete expired records, old tombstones, stale conflict copies and temp files'
             cand watch 'Print the live sessions, then one line per change (up, update, down)'
+            cand doctor 'Check the configuration, the directory, its sync engine and its records'
             cand config 'Show or create the configuration file'
             cand completions 'Print a shell completion script'
             cand manpage 'Print the man page (roff); docs/man/presence.1 is its output'
@@ -202,6 +203,18 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'presence;doctor'= {
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once'
+            cand --json 'Print the checks as a JSON array'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'presence;config'= {
             cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
             cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
@@ -295,6 +308,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand run 'Run a command, keeping its session published while it runs'
             cand expire 'Delete expired records, old tombstones, stale conflict copies and temp files'
             cand watch 'Print the live sessions, then one line per change (up, update, down)'
+            cand doctor 'Check the configuration, the directory, its sync engine and its records'
             cand config 'Show or create the configuration file'
             cand completions 'Print a shell completion script'
             cand manpage 'Print the man page (roff); docs/man/presence.1 is its output'
@@ -315,6 +329,8 @@ set edit:completion:arg-completer[presence] = {|@words|
         &'presence;help;expire'= {
         }
         &'presence;help;watch'= {
+        }
+        &'presence;help;doctor'= {
         }
         &'presence;help;config'= {
             cand path 'Print the path of the configuration file in use'

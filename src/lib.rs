@@ -38,6 +38,7 @@
 
 pub mod config;
 pub mod dedupe;
+pub mod doctor;
 pub mod error;
 pub mod expire;
 pub mod lifecycle;

@@ -4,6 +4,7 @@
 mod clear;
 mod completions;
 mod config_cmd;
+mod doctor;
 mod expire;
 mod list;
 mod output;
@@ -73,6 +74,8 @@ pub enum Command {
     Expire(expire::ExpireArgs),
     /// Print the live sessions, then one line per change (up, update, down)
     Watch(watch::WatchArgs),
+    /// Check the configuration, the directory, its sync engine and its records
+    Doctor(doctor::DoctorArgs),
     /// Show or create the configuration file
     Config(config_cmd::ConfigArgs),
     /// Print a shell completion script
@@ -153,6 +156,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Run(a) => run::run(&ctx, a),
         Command::Expire(a) => expire::run(&ctx, a),
         Command::Watch(a) => watch::run(&ctx, a),
+        Command::Doctor(a) => doctor::run(&ctx, a),
         Command::Config(a) => config_cmd::run(&ctx, a),
         Command::Completions(a) => completions::run(a),
         Command::Manpage => completions::manpage(),

@@ -5,6 +5,7 @@ mod harness;
 
 mod cli;
 mod docs;
+mod doctor;
 mod faults;
 mod hostile;
 mod lifecycle;

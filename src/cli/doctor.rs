@@ -1,0 +1,60 @@
+//! `presence doctor`: prints the library's checks, one line each.
+
+use std::io::Write;
+
+use clap::Args;
+use presence::doctor::{self, Check, Status};
+use presence::{Registry, config};
+
+use super::Ctx;
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print the checks as a JSON array
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(ctx: &Ctx, args: DoctorArgs) -> anyhow::Result<u8> {
+    let checks = match config::resolve(&ctx.selection(), &ctx.local) {
+        Ok((profile, source)) => {
+            let registry = Registry::new(profile, ctx.local.clone());
+            doctor::run(&registry, &source, presence::unix_now())
+        }
+        Err(e) => vec![Check {
+            check: "config",
+            status: Status::Fail,
+            message: e.to_string(),
+            fix: Some("fix the file (the message names the line), or drop --config".into()),
+        }],
+    };
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        super::output::write_json(&mut out, &checks)?;
+    } else {
+        let color = super::output::color_stdout();
+        for c in &checks {
+            let (mark, style) = match c.status {
+                Status::Ok => ("ok  ", "\x1b[32m"),
+                Status::Warn => ("warn", "\x1b[33m"),
+                Status::Fail => ("FAIL", "\x1b[31m"),
+            };
+            let mark = if color {
+                format!("{style}{mark}\x1b[0m")
+            } else {
+                mark.to_string()
+            };
+            writeln!(out, "{mark}  {:<16} {}", c.check, c.message)?;
+            if c.status != Status::Ok
+                && let Some(fix) = &c.fix
+            {
+                writeln!(out, "      {:<16} fix: {fix}", "")?;
+            }
+        }
+    }
+    Ok(if checks.iter().any(|c| c.status == Status::Fail) {
+        1
+    } else {
+        0
+    })
+}

@@ -1,0 +1,129 @@
+//! `presence doctor` on a healthy directory and on one with each problem.
+
+use std::os::unix::fs::PermissionsExt;
+
+use serde_json::{Value, json};
+
+use crate::harness::*;
+
+fn doctor(dev: &Device, code: i32) -> Vec<Value> {
+    let out = dev.run(&["doctor", "--json"]).code(code);
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
+fn status_of<'a>(checks: &'a [Value], name: &str) -> Vec<&'a str> {
+    checks
+        .iter()
+        .filter(|c| c["check"] == name)
+        .map(|c| c["status"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn doctor_on_a_healthy_directory_is_all_ok() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &[]);
+    let checks = doctor(&a, 0);
+    let bad: Vec<&Value> = checks.iter().filter(|c| c["status"] != "ok").collect();
+    assert!(bad.is_empty(), "{bad:#?}");
+    for name in [
+        "config",
+        "refresh-interval",
+        "directory",
+        "permissions",
+        "writable",
+        "sync-engine",
+        "device",
+        "garbage",
+    ] {
+        assert_eq!(status_of(&checks, name), ["ok"], "{name}: {checks:#?}");
+    }
+    let human = a.run(&["doctor"]).success().stdout;
+    assert!(human.lines().all(|l| l.starts_with("ok  ")), "{human}");
+}
+
+#[test]
+fn doctor_names_each_problem_with_a_fix() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &["--ttl", "1s"]);
+    let dir = w.shared();
+    let t = now();
+    // Other users could read it.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A foreign record with a credential, from a device whose clock is 1000 s behind.
+    write_record(
+        &dir,
+        "slow.s9.json",
+        &json!({"session_id": "s9", "profile": "default", "device_id": "0123456789abcdef",
+                "host": "slowbox", "endpoint": "https://u:hunter2@h/x",
+                "updated_at": t - 1000.0, "expires_at": t + 2600.0}),
+    );
+    std::fs::write(dir.join("torn.json"), "{\"session_id\": \"x\"").unwrap();
+    // A Syncthing folder around it, without the ignore line.
+    std::fs::create_dir(dir.join(".stfolder")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100)); // s1 expires: garbage
+    let checks = doctor(&a, 0);
+    for (name, want) in [
+        ("permissions", "warn"),
+        ("secrets", "warn"),
+        ("unreadable", "warn"),
+        ("stignore", "warn"),
+        ("garbage", "warn"),
+    ] {
+        assert_eq!(status_of(&checks, name), [want], "{name}: {checks:#?}");
+        let c = checks.iter().find(|c| c["check"] == name).unwrap();
+        assert!(c["fix"].is_string(), "{name} has no fix: {c}");
+    }
+    let device = checks
+        .iter()
+        .find(|c| c["check"] == "device" && c["message"].as_str().unwrap().contains("slowbox"))
+        .unwrap();
+    assert_eq!(device["status"], "warn", "{device}");
+    assert!(
+        device["message"].as_str().unwrap().contains("behind"),
+        "{device}"
+    );
+    let secrets = checks.iter().find(|c| c["check"] == "secrets").unwrap();
+    assert!(
+        secrets["message"]
+            .as_str()
+            .unwrap()
+            .contains("slow.s9.json")
+    );
+    assert!(!secrets.to_string().contains("hunter2"));
+    let stignore = checks.iter().find(|c| c["check"] == "stignore").unwrap();
+    assert!(stignore["fix"].as_str().unwrap().contains("(?d).*.tmp"));
+    // With the ignore line, that check passes.
+    std::fs::write(dir.join(".stignore"), "(?d).*.tmp\n").unwrap();
+    assert_eq!(status_of(&doctor(&a, 0), "stignore"), ["ok"]);
+}
+
+#[test]
+fn doctor_fails_on_a_broken_setup() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    a.write_config("[profiles.default]\nttl = \"nope\"\n");
+    let checks = doctor(&a, 1);
+    assert_eq!(status_of(&checks, "config"), ["fail"]);
+    let file = w.tmp.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    a.write_config(&format!(
+        "[profiles.default]\ndir = {:?}\n",
+        file.display().to_string()
+    ));
+    let checks = doctor(&a, 1);
+    assert_eq!(status_of(&checks, "directory"), ["fail"]);
+    // A configured directory that does not exist yet is a warning.
+    a.write_config(&format!(
+        "[profiles.default]\ndir = {:?}\n",
+        w.tmp.path().join("later").display().to_string()
+    ));
+    assert_eq!(status_of(&doctor(&a, 0), "directory"), ["warn"]);
+    let human = a.run(&["doctor"]).success().stdout;
+    assert!(
+        human.contains("warn  directory") && human.contains("fix: "),
+        "{human}"
+    );
+}
