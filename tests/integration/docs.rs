@@ -226,3 +226,40 @@ fn the_gateway_hook_example_works() {
     owner.kill().unwrap();
     owner.wait().unwrap();
 }
+
+#[test]
+fn the_prompt_segment_example_works() {
+    let w = World::new();
+    let a = w.device("a");
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_presence")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let snippet = example("integrations.md", "prompt");
+    let run = || {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("{snippet}\npresence_segment"))
+            .env_clear()
+            .envs(
+                a.cmd()
+                    .get_envs()
+                    .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
+            )
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(run(), "");
+    a.publish("build-7", &[]);
+    a.publish("chat-2", &[]);
+    assert_eq!(run(), "[2 live: chat-2 build-7] ");
+}
