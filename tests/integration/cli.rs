@@ -796,16 +796,12 @@ fn a_closed_pipe_is_not_an_error() {
 /// Runs `presence ARGS` on a pseudo-terminal of the given width (util-linux `script`).
 fn on_terminal(dev: &Device, cols: u16, no_color: bool, args: &str) -> String {
     let bin = env!("CARGO_BIN_EXE_presence");
-    let env = dev.cmd();
-    let mut cmd = std::process::Command::new("script");
-    cmd.env_clear()
-        .envs(env.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
-        .env("TERM", "xterm")
-        .args([
-            "-qc",
-            &format!("stty rows 24 cols {cols}; {bin} {args}"),
-            "/dev/null",
-        ]);
+    let mut cmd = dev.program("script");
+    cmd.env("TERM", "xterm").args([
+        "-qc",
+        &format!("stty rows 24 cols {cols}; {bin} {args}"),
+        "/dev/null",
+    ]);
     if no_color {
         cmd.env("NO_COLOR", "1");
     }

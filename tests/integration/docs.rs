@@ -187,28 +187,12 @@ fn the_gateway_hook_example_works() {
     let a = w.device("a");
     let hook = w.tmp.path().join("presence-hook.sh");
     std::fs::write(&hook, example("lifecycle.md", "hook")).unwrap();
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_presence")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let owner = std::process::Command::new("sleep")
         .arg("60")
         .spawn()
         .unwrap();
     let run = |args: &[&str]| {
-        let out = std::process::Command::new("sh")
-            .arg(&hook)
-            .args(args)
-            .envs(
-                a.cmd()
-                    .get_envs()
-                    .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
-            )
-            .env("PATH", &path)
-            .output()
-            .unwrap();
+        let out = a.program("sh").arg(&hook).args(args).output().unwrap();
         assert!(
             out.status.success(),
             "{}",
@@ -231,24 +215,12 @@ fn the_gateway_hook_example_works() {
 fn the_prompt_segment_example_works() {
     let w = World::new();
     let a = w.device("a");
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_presence")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let snippet = example("integrations.md", "prompt");
     let run = || {
-        let out = std::process::Command::new("sh")
+        let out = a
+            .program("sh")
             .arg("-c")
             .arg(format!("{snippet}\npresence_segment"))
-            .env_clear()
-            .envs(
-                a.cmd()
-                    .get_envs()
-                    .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
-            )
-            .env("PATH", &path)
             .output()
             .unwrap();
         assert!(

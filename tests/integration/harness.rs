@@ -41,6 +41,7 @@ impl World {
     }
 }
 
+#[derive(Clone)]
 pub struct Device {
     pub root: PathBuf,
 }
@@ -69,9 +70,21 @@ impl Device {
     }
 
     pub fn cmd(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_presence"));
+        self.program(env!("CARGO_BIN_EXE_presence"))
+    }
+
+    /// Any program (a shell, `script`) in this device's scrubbed
+    /// environment, with the `presence` under test first on PATH.
+    pub fn program(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let bin_dir = Path::new(env!("CARGO_BIN_EXE_presence")).parent().unwrap();
+        let path = format!(
+            "{}:{}",
+            bin_dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut c = Command::new(program);
         c.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PATH", path)
             .env("HOME", self.root.join("home"))
             .env("XDG_CONFIG_HOME", self.root.join("config"))
             .env("XDG_DATA_HOME", self.root.join("data"))

@@ -731,23 +731,11 @@ fn syncthing_a_burst_of_200_sessions_all_arrive_and_listing_never_fails() {
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let lister = {
         let stop = stop.clone();
-        let pb_cmd = {
-            let c = p.pb.cmd();
-            let envs: Vec<(std::ffi::OsString, std::ffi::OsString)> = c
-                .get_envs()
-                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned())))
-                .collect();
-            envs
-        };
+        let pb = p.pb.clone();
         std::thread::spawn(move || {
             let mut listings = 0;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let out = Command::new(env!("CARGO_BIN_EXE_presence"))
-                    .env_clear()
-                    .envs(pb_cmd.iter().map(|(k, v)| (k, v)))
-                    .args(["-v", "list", "--json"])
-                    .output()
-                    .unwrap();
+                let out = pb.cmd().args(["-v", "list", "--json"]).output().unwrap();
                 assert!(
                     out.status.success(),
                     "{}",
