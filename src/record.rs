@@ -187,11 +187,6 @@ impl Record {
         out
     }
 
-    /// Whether this record is a tombstone written by `clear`.
-    pub fn is_tombstone(&self) -> bool {
-        self.ended_at.is_some()
-    }
-
     /// The group key of dedupe: `(profile, client or source, endpoint or session_id)`.
     pub fn group_key(&self) -> (&str, &str, &str) {
         group_key(

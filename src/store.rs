@@ -559,12 +559,6 @@ pub fn remove_if_unchanged(dir: &Path, name: &str, ctime: f64) -> Result<bool> {
     }
 }
 
-/// The change time of `dir/name` without following a symlink, in seconds.
-pub fn ctime_of(dir: &Path, name: &str) -> Option<f64> {
-    let m = fs::symlink_metadata(dir.join(name)).ok()?;
-    Some(secs(m.ctime(), m.ctime_nsec()))
-}
-
 /// Creates `dir` (and missing parents) with mode 0700. An existing directory
 /// is left as it is; an existing non-directory is an error that says so.
 pub fn ensure_dir(dir: &Path) -> Result<()> {
