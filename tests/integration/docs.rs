@@ -164,16 +164,11 @@ for path in sys.argv[1:]:
         .map(|e| e.unwrap().path())
         .collect();
     files.sort();
-    let out = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .args(&files)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        std::process::Command::new("python3")
+            .arg("-c")
+            .arg(script)
+            .args(&files),
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
@@ -217,16 +212,10 @@ fn the_prompt_segment_example_works() {
     let a = w.device("a");
     let snippet = example("integrations.md", "prompt");
     let run = || {
-        let out = a
-            .program("sh")
-            .arg("-c")
-            .arg(format!("{snippet}\npresence_segment"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = run_ok(
+            a.program("sh")
+                .arg("-c")
+                .arg(format!("{snippet}\npresence_segment")),
         );
         String::from_utf8_lossy(&out.stdout).into_owned()
     };

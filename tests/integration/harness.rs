@@ -158,6 +158,20 @@ impl Run {
     }
 }
 
+/// Runs `cmd`, asserts that it succeeded (showing its stderr if not), and
+/// returns its output.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Session ids of a listing, in order.
 pub fn sessions(rows: &[Value]) -> Vec<String> {
     rows.iter()

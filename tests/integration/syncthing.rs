@@ -400,12 +400,7 @@ fn syncthing_publish_update_clear_and_expire_reach_the_other_device() {
     // Later, expire on A deletes the tombstone (ten minutes on A's clock) and
     // the deletion reaches B.
     let file = all[0]["file"].as_str().unwrap().to_string();
-    let out = faked(p.pa.cmd(), "+11m").arg("expire").output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_ok(faked(p.pa.cmd(), "+11m").arg("expire"));
     assert!(
         String::from_utf8_lossy(&out.stdout).contains(&file),
         "{}",
@@ -486,15 +481,7 @@ fn syncthing_clock_skew_on_the_writer_does_not_fool_the_reader() {
     let w = World::new();
     let p = Pair::up(&w, "");
     // A's clock runs 10 minutes ahead; its session dies (no refresh).
-    let out = faked(p.pa.cmd(), "+10m")
-        .args(["publish", "--session", "ahead", "--ttl", "4s"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok(faked(p.pa.cmd(), "+10m").args(["publish", "--session", "ahead", "--ttl", "4s"]));
     wait_until("ahead on B", Duration::from_secs(30), || {
         listed(&p.pb, "ahead").is_some()
     });
@@ -516,15 +503,10 @@ fn syncthing_clock_skew_on_the_writer_does_not_fool_the_reader() {
 
     // A's clock runs 2 minutes behind, alive under `refresh --every`.
     let owner = KillOnDrop(Command::new("sleep").arg("60").spawn().unwrap());
-    let out = faked(p.pa.cmd(), "-2m")
-        .args(["publish", "--session", "behind", "--ttl", "4s"])
-        .args(["--owner-pid", &owner.0.id().to_string()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        faked(p.pa.cmd(), "-2m")
+            .args(["publish", "--session", "behind", "--ttl", "4s"])
+            .args(["--owner-pid", &owner.0.id().to_string()]),
     );
     let _refresher = KillOnDrop(
         faked(p.pa.cmd(), "-2m")
