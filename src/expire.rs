@@ -113,9 +113,12 @@ pub fn decide(
             let e = &entries[i];
             if matches!(e.kind, NameKind::ConflictCopy(_)) {
                 out.push(garbage(e, Reason::ConflictLost, device));
-            } else if let Some(reason) = judge(e, state(e), device, policy, now, &owner_alive) {
+                continue;
+            }
+            let st = state(e);
+            if let Some(reason) = judge(e, st, device, policy, now, &owner_alive) {
                 out.push(garbage(e, reason, device));
-            } else if state(e) == State::Live {
+            } else if st == State::Live {
                 live_loser_kept = true;
             }
         }
@@ -164,8 +167,7 @@ fn judge(
         return None;
     }
     let r = &e.record;
-    let ours = e.kind == NameKind::Record && device.is_some_and(|d| d == r.device_id);
-    if ours {
+    if is_own_record(e, device) {
         match r.ended_at {
             Some(ended) if now - ended.min(e.ctime) > TOMBSTONE_GRACE => {
                 return Some(Reason::OwnTombstone);
@@ -178,8 +180,13 @@ fn judge(
     (now - dead_since(e, policy.skew) > policy.gc_after).then_some(Reason::Garbage)
 }
 
+/// A record file (not a conflict copy) that this device wrote.
+fn is_own_record(e: &Entry, device: Option<&str>) -> bool {
+    e.kind == NameKind::Record && device.is_some_and(|d| d == e.record.device_id)
+}
+
 fn garbage(e: &Entry, reason: Reason, device: Option<&str>) -> Garbage {
-    let ours = e.kind == NameKind::Record && device.is_some_and(|d| d == e.record.device_id);
+    let ours = is_own_record(e, device);
     Garbage {
         file: e.file.clone(),
         reason,
