@@ -245,7 +245,7 @@ pub fn run(registry: &Registry, config: &crate::config::ConfigSource, now: f64) 
         } else {
             format!(
                 "device {} ({})",
-                &r.record.device_id[..r.record.device_id.len().min(8)],
+                crate::text::prefix_chars(&r.record.device_id, 8),
                 r.record.host
             )
         };

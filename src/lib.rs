@@ -49,6 +49,7 @@ pub mod record;
 pub mod redact;
 pub mod registry;
 pub mod store;
+pub mod text;
 pub mod watch;
 
 pub use config::{Profile, Selection};

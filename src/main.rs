@@ -14,7 +14,8 @@ fn main() -> ExitCode {
             if cli::is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("presence: error: {err:#}");
+            let msg = format!("{err:#}");
+            eprintln!("presence: error: {}", presence::text::terminal_safe(&msg));
             ExitCode::from(cli::exit_code(&err))
         }
     }

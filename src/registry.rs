@@ -208,7 +208,7 @@ impl Registry {
     }
 
     fn instance_for(&self, device_id: &str) -> String {
-        let base = format!("{}-{}", self.host, &device_id[..8]);
+        let base = format!("{}-{}", self.host, crate::text::prefix_chars(device_id, 8));
         if self.profile.label == "default" {
             base
         } else {
@@ -305,7 +305,7 @@ impl Registry {
             if !old.device_id.is_empty() && old.device_id != device_id {
                 warnings.push(format!(
                     "replaced {file}, which device {} had written (same instance id on two devices?)",
-                    &old.device_id[..old.device_id.len().min(8)]
+                    crate::text::prefix_chars(&old.device_id, 8)
                 ));
             }
         }

@@ -7,7 +7,7 @@ use std::io::Write;
 use anyhow::Context as _;
 use clap::Args;
 
-use super::{Ctx, UsageError};
+use super::{Ctx, UsageError, safe};
 
 #[derive(Debug, Args)]
 pub struct ClearArgs {
@@ -37,7 +37,12 @@ pub fn run(ctx: &Ctx, args: ClearArgs) -> anyhow::Result<u8> {
     let mut out = std::io::stdout().lock();
     for c in &outcome.cleared {
         if !ctx.global.quiet {
-            writeln!(out, "cleared {} ({})", c.record.session_id, c.file)?;
+            writeln!(
+                out,
+                "cleared {} ({})",
+                safe(&c.record.session_id),
+                safe(&c.file)
+            )?;
         }
     }
     if outcome.changed_meanwhile > 0 {
@@ -58,10 +63,11 @@ pub fn run(ctx: &Ctx, args: ClearArgs) -> anyhow::Result<u8> {
         } else {
             ""
         };
-        eprintln!(
-            "presence: nothing to clear: no live record of this device for {what} in profile '{}'{ended}",
+        let msg = format!(
+            "nothing to clear: no live record of this device for {what} in profile '{}'{ended}",
             registry.profile().name
         );
+        eprintln!("presence: {}", safe(&msg));
     }
     Ok(0)
 }

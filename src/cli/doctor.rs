@@ -6,7 +6,7 @@ use clap::Args;
 use presence::doctor::{self, Check, Status};
 use presence::{Registry, config};
 
-use super::Ctx;
+use super::{Ctx, safe};
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
@@ -44,11 +44,11 @@ pub fn run(ctx: &Ctx, args: DoctorArgs) -> anyhow::Result<u8> {
             } else {
                 mark.to_string()
             };
-            writeln!(out, "{mark}  {:<16} {}", c.check, c.message)?;
+            writeln!(out, "{mark}  {:<16} {}", c.check, safe(&c.message))?;
             if c.status != Status::Ok
                 && let Some(fix) = &c.fix
             {
-                writeln!(out, "      {:<16} fix: {fix}", "")?;
+                writeln!(out, "      {:<16} fix: {}", "", safe(fix))?;
             }
         }
     }

@@ -5,7 +5,7 @@ use std::io::Write;
 use anyhow::Context as _;
 use clap::Args;
 
-use super::Ctx;
+use super::{Ctx, safe};
 
 #[derive(Debug, Args)]
 pub struct ExpireArgs {
@@ -43,7 +43,7 @@ pub fn run(ctx: &Ctx, args: ExpireArgs) -> anyhow::Result<u8> {
         "removed"
     };
     for g in &out.removed {
-        writeln!(stdout, "{verb} {} ({})", g.file, g.reason.describe())?;
+        writeln!(stdout, "{verb} {} ({})", safe(&g.file), g.reason.describe())?;
     }
     let mut summary = format!(
         "{verb} {} file{}, kept {}",

@@ -169,11 +169,12 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<u8> {
         output::write_json(&mut out, &listing.rows)?;
     } else if listing.rows.is_empty() {
         if !ctx.global.quiet {
-            eprintln!(
+            let msg = format!(
                 "no live sessions in profile '{}' ({})",
                 registry.profile().name,
                 registry.profile().dir.display()
             );
+            eprintln!("{}", super::safe(&msg));
         }
     } else {
         output::table(

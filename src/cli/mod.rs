@@ -20,6 +20,8 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
+/// Every human-facing string from the directory passes this before printing.
+pub use presence::text::terminal_safe as safe;
 use presence::{LocalDirs, Profile, Registry, Selection, config};
 
 /// See each other's live sessions through a shared, synced directory.
@@ -124,14 +126,14 @@ impl Ctx {
     /// A warning on stderr, unless `--quiet`.
     pub fn warn(&self, msg: impl std::fmt::Display) {
         if !self.global.quiet {
-            eprintln!("presence: warning: {msg}");
+            eprintln!("presence: warning: {}", safe(&msg.to_string()));
         }
     }
 
     /// A detail on stderr, only with `--verbose`.
     pub fn detail(&self, msg: impl std::fmt::Display) {
         if self.global.verbose {
-            eprintln!("presence: {msg}");
+            eprintln!("presence: {}", safe(&msg.to_string()));
         }
     }
 }

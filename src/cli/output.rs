@@ -4,6 +4,8 @@
 use std::io::{self, IsTerminal, Write};
 
 use presence::Row;
+
+use super::safe;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// Whether to color stdout: only on a terminal, never with `NO_COLOR`.
@@ -54,7 +56,11 @@ const HIDE: [usize; 5] = [4, 2, 6, 3, 5];
 
 fn cells(row: &Row) -> [String; 8] {
     let r = &row.record;
-    let session = format!("{}{}", if row.local { "*" } else { " " }, r.session_id);
+    let session = format!(
+        "{}{}",
+        if row.local { "*" } else { " " },
+        safe(&r.session_id)
+    );
     let client = if r.client.is_empty() {
         &r.source
     } else {
@@ -70,20 +76,14 @@ fn cells(row: &Row) -> [String; 8] {
     };
     [
         session,
-        r.status.clone(),
-        client.clone(),
-        r.host.clone(),
-        r.profile.clone(),
+        safe(&r.status).into_owned(),
+        safe(client).into_owned(),
+        safe(&r.host).into_owned(),
+        safe(&r.profile).into_owned(),
         ago(row.age_s),
         expires,
-        one_line(&r.title),
+        safe(&r.title).into_owned(),
     ]
-}
-
-fn one_line(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
 }
 
 /// Cuts `s` to `width` columns, ending with `…` when it was cut.

@@ -130,13 +130,13 @@ pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<u8> {
     } else if !ctx.global.quiet {
         let r = &published.record;
         let ttl = r.expires_at.zip(r.updated_at).map_or(0.0, |(e, u)| e - u);
-        writeln!(
-            out,
+        let msg = format!(
             "published {} ({}, live for {}s unless refreshed)",
             r.session_id,
             published.path.display(),
             ttl.round()
-        )?;
+        );
+        writeln!(out, "{}", super::safe(&msg))?;
     }
     Ok(0)
 }

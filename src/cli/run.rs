@@ -63,10 +63,8 @@ pub fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<u8> {
             if let Err(end) = guard.end() {
                 ctx.warn(format_args!("cannot clear the session record: {end}"));
             }
-            eprintln!(
-                "presence: error: cannot run {}: {e}",
-                program.to_string_lossy()
-            );
+            let msg = format!("cannot run {}: {e}", program.to_string_lossy());
+            eprintln!("presence: error: {}", super::safe(&msg));
             return Ok(code);
         }
     };

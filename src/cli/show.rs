@@ -23,13 +23,14 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<u8> {
         .show(&args.id, presence::unix_now())
         .with_context(|| format!("cannot read {}", profile.dir.display()))?;
     let Some((row, others)) = found else {
-        eprintln!(
-            "presence: no record with session id or key '{}' in profile '{}' ({}); \
+        let msg = format!(
+            "no record with session id or key '{}' in profile '{}' ({}); \
              `presence list --all --all-profiles` shows every record",
             args.id,
             profile.name,
             profile.dir.display()
         );
+        eprintln!("presence: {}", super::safe(&msg));
         return Ok(1);
     };
     if others > 0 {
@@ -49,7 +50,7 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<u8> {
         if v.is_empty() {
             Ok(())
         } else {
-            writeln!(out, "{k:<12} {v}")
+            writeln!(out, "{:<12} {}", super::safe(k), super::safe(v))
         }
     };
     let state = if row.live {

@@ -3,7 +3,7 @@
 
 use presence::Row;
 
-use super::UsageError;
+use super::{UsageError, safe};
 
 #[derive(Debug, Clone, PartialEq)]
 enum Part {
@@ -65,9 +65,9 @@ impl Template {
             match part {
                 Part::Text(t) => out.push_str(t),
                 Part::Field(f) => match value.get(f) {
-                    Some(serde_json::Value::String(s)) => out.push_str(s),
+                    Some(serde_json::Value::String(s)) => out.push_str(&safe(s)),
                     Some(serde_json::Value::Null) | None => {}
-                    Some(other) => out.push_str(&other.to_string()),
+                    Some(other) => out.push_str(&safe(&other.to_string())),
                 },
             }
         }

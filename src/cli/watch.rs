@@ -12,7 +12,7 @@ use presence::watch::{Event, WatchOptions, Watcher};
 use presence::{Registry, Row};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
-use super::{Ctx, output, signals};
+use super::{Ctx, output, safe, signals};
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
@@ -98,11 +98,11 @@ impl Printer {
                 chrono::Local::now().format("%H:%M:%S"),
                 what,
                 if row.local { "*" } else { "" },
-                r.session_id,
-                client,
-                r.host,
-                r.status,
-                r.title.replace(char::is_control, " ")
+                safe(&r.session_id),
+                safe(client),
+                safe(&r.host),
+                safe(&r.status),
+                safe(&r.title)
             )?;
         }
         out.flush()?;

@@ -10,4 +10,5 @@ mod faults;
 mod hostile;
 mod lifecycle;
 mod syncthing;
+mod terminal;
 mod watch;

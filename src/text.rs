@@ -1,0 +1,193 @@
+//! Text from the presence directory made safe for a terminal, and cut by
+//! characters rather than bytes.
+//!
+//! Every field and file name in the directory may come from another device,
+//! and a terminal obeys what it prints: an escape sequence in a session id can
+//! write the clipboard (OSC 52), clear the screen, set the window title or
+//! plant a link (OSC 8); a `\r` or `\n` can overwrite a line or fake a row; a
+//! bidi override can make `txt.exe` read as `exe.txt`; a zero-width character
+//! can make two different ids look the same. [`terminal_safe`] is the one
+//! sanitizer every human-facing string passes before it is printed: each such
+//! character becomes a visible escape (`\e`, `\n`, `\u{202e}`), and a
+//! backslash is doubled, so that the escaped form is unambiguous. JSON output
+//! keeps exact values; JSON's own escaping makes it safe.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// Format characters (Unicode category Cf) and other characters that render
+/// as nothing or reorder text, as inclusive ranges. Listed by hand from the
+/// Unicode 16 character database: the standard library has no general
+/// category lookup, and the set changes rarely.
+const INVISIBLE: &[(char, char)] = &[
+    ('\u{00AD}', '\u{00AD}'),   // soft hyphen
+    ('\u{034F}', '\u{034F}'),   // combining grapheme joiner
+    ('\u{0600}', '\u{0605}'),   // Arabic number signs
+    ('\u{061C}', '\u{061C}'),   // Arabic letter mark (bidi)
+    ('\u{06DD}', '\u{06DD}'),   // Arabic end of ayah
+    ('\u{070F}', '\u{070F}'),   // Syriac abbreviation mark
+    ('\u{0890}', '\u{0891}'),   // Arabic pound/piastre marks above
+    ('\u{08E2}', '\u{08E2}'),   // Arabic disputed end of ayah
+    ('\u{115F}', '\u{1160}'),   // Hangul fillers
+    ('\u{17B4}', '\u{17B5}'),   // Khmer inherent vowels
+    ('\u{180B}', '\u{180F}'),   // Mongolian variation selectors, vowel separator
+    ('\u{200B}', '\u{200F}'),   // zero width space/non-joiner/joiner, LRM, RLM
+    ('\u{2028}', '\u{2029}'),   // line and paragraph separators
+    ('\u{202A}', '\u{202E}'),   // bidi embeddings and overrides
+    ('\u{2060}', '\u{206F}'),   // word joiner, invisible operators, bidi isolates
+    ('\u{3164}', '\u{3164}'),   // Hangul filler
+    ('\u{FE00}', '\u{FE0F}'),   // variation selectors
+    ('\u{FEFF}', '\u{FEFF}'),   // zero width no-break space (BOM)
+    ('\u{FFA0}', '\u{FFA0}'),   // halfwidth Hangul filler
+    ('\u{FFF9}', '\u{FFFB}'),   // interlinear annotation
+    ('\u{110BD}', '\u{110BD}'), // Kaithi number sign
+    ('\u{110CD}', '\u{110CD}'), // Kaithi number sign above
+    ('\u{13430}', '\u{1343F}'), // Egyptian hieroglyph format controls
+    ('\u{1BCA0}', '\u{1BCA3}'), // shorthand format controls
+    ('\u{1D173}', '\u{1D17A}'), // musical symbol format controls
+    ('\u{E0000}', '\u{E0FFF}'), // tags and variation selectors supplement
+];
+
+/// Whether `c` must not reach a terminal as itself: C0 and C1 controls, DEL,
+/// and the invisible or reordering characters of [`INVISIBLE`].
+pub fn is_unsafe_char(c: char) -> bool {
+    c.is_control() || (c > '\u{ff}' || c == '\u{ad}') && invisible(c)
+}
+
+fn invisible(c: char) -> bool {
+    INVISIBLE
+        .binary_search_by(|&(lo, hi)| {
+            if hi < c {
+                std::cmp::Ordering::Less
+            } else if lo > c {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// `s` with every unsafe character shown as a visible escape and every
+/// backslash doubled; borrowed unchanged when there is nothing to escape,
+/// which is nearly always.
+pub fn terminal_safe(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c == '\\' || is_unsafe_char(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\x1b' => out.push_str("\\e"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\0' => out.push_str("\\0"),
+            c if c < '\u{80}' && c.is_control() => {
+                // Writing to a String cannot fail.
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if is_unsafe_char(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The first `n` characters of `s` (all of it if shorter): a cut that can
+/// never split a character, for text from the directory.
+pub fn prefix_chars(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((end, _)) => &s[..end],
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn escapes_table() {
+        let cases = [
+            ("plain text", "plain text"),
+            ("日本語 ✓ émoji 🎉", "日本語 ✓ émoji 🎉"),
+            ("\x1b]52;c;aGk=\x07", "\\e]52;c;aGk=\\x07"),
+            ("\x1b[2J\x1b[H", "\\e[2J\\e[H"),
+            ("a\rb\nc\td\0", "a\\rb\\nc\\td\\0"),
+            ("del\x7f", "del\\x7f"),
+            ("c1\u{9b}31m", "c1\\u{9b}31m"),
+            ("nel\u{85}", "nel\\u{85}"),
+            ("txt\u{202e}exe.", "txt\\u{202e}exe."),
+            ("iso\u{2066}x\u{2069}", "iso\\u{2066}x\\u{2069}"),
+            ("zero\u{200b}width\u{feff}", "zero\\u{200b}width\\u{feff}"),
+            ("soft\u{ad}hyphen", "soft\\u{ad}hyphen"),
+            ("tag\u{e0041}", "tag\\u{e0041}"),
+            ("line\u{2028}sep", "line\\u{2028}sep"),
+            ("back\\slash", "back\\\\slash"),
+            ("\\e is not ESC", "\\\\e is not ESC"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(terminal_safe(input), want, "{input:?}");
+        }
+        assert!(matches!(terminal_safe("clean"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn the_invisible_table_is_sorted_and_disjoint() {
+        for w in INVISIBLE.windows(2) {
+            assert!(w[0].0 <= w[0].1 && w[0].1 < w[1].0, "{w:?}");
+        }
+    }
+
+    #[test]
+    fn prefix_by_characters() {
+        assert_eq!(prefix_chars("ééééééééé", 8), "éééééééé");
+        assert_eq!(prefix_chars("ab", 8), "ab");
+        assert_eq!(prefix_chars("🎉x", 1), "🎉");
+        assert_eq!(prefix_chars("", 3), "");
+    }
+
+    proptest! {
+        #[test]
+        fn output_has_no_unsafe_character_and_round_trips(s in "\\PC*|.*|[\\x00-\\x{2070}]{0,40}") {
+            let safe = terminal_safe(&s);
+            prop_assert!(!safe.chars().any(is_unsafe_char), "{:?}", safe);
+            prop_assert_eq!(unescape(&safe), s);
+        }
+    }
+
+    /// The inverse of [`terminal_safe`]: proves the escaping is unambiguous.
+    fn unescape(s: &str) -> String {
+        let mut out = String::new();
+        let mut it = s.chars().peekable();
+        while let Some(c) = it.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match it.next() {
+                Some('\\') => out.push('\\'),
+                Some('e') => out.push('\x1b'),
+                Some('n') => out.push('\n'),
+                Some('r') => out.push('\r'),
+                Some('t') => out.push('\t'),
+                Some('0') => out.push('\0'),
+                Some('x') => {
+                    let h: String = it.by_ref().take(2).collect();
+                    out.push(char::from(u8::from_str_radix(&h, 16).unwrap()));
+                }
+                Some('u') => {
+                    let h: String = it.by_ref().skip(1).take_while(|&c| c != '}').collect();
+                    out.push(char::from_u32(u32::from_str_radix(&h, 16).unwrap()).unwrap());
+                }
+                other => panic!("bad escape {other:?} in {s:?}"),
+            }
+        }
+        out
+    }
+}

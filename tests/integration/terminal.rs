@@ -1,0 +1,211 @@
+//! Hostile text on a real pseudo-terminal: records and file names planted
+//! the way another device could plant them, carrying escape sequences,
+//! controls, bidi overrides and invisible characters, shown by every command
+//! that prints for a person. The only escape sequences that may reach the
+//! terminal are the tool's own colour codes (and `list --watch`'s redraw).
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::harness::{Device, World, now, write_record};
+
+/// Payloads that do something to a terminal when printed raw.
+const PAYLOADS: &[&str] = &[
+    "\x1b]52;c;SGVsbG8=\x07clip", // OSC 52: write the clipboard
+    "\x1b[2J\x1b[Hclear",         // clear the screen
+    "\x1b]0;pwned\x07title",      // window title
+    "\x1b]8;;https://evil\x1b\\link\x1b]8;;\x1b\\", // OSC 8 hyperlink
+    "\x1bPq#0;2;0;0;0\x1b\\dcs",  // DCS
+    "ok\rOVERWRITTEN",            // line overwrite
+    "row\n*fake-row  working",    // a fake row
+    "tab\there\x00nul\x7fdel",    // C0 and DEL
+    "c1\u{9b}31mcsi\u{9d}osc\u{85}nel", // C1 controls
+    "\u{202e}gnp.exe",            // bidi override
+    "\u{2066}iso\u{2069}\u{200f}rlm", // bidi isolates and marks
+    "zero\u{200b}width\u{200d}\u{feff}", // zero-width characters
+    "soft\u{ad}hyphen\u{2028}sep\u{e0041}", // other invisible format characters
+];
+
+/// Characters that must never reach the terminal from a record.
+fn forbidden(c: char) -> bool {
+    (c.is_control() && c != '\n')
+        || matches!(c,
+            '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}' | '\u{feff}' | '\u{e0000}'..='\u{e007f}')
+}
+
+/// The terminal output with the tool's own escape sequences removed; fails
+/// the test on any other control byte or format character.
+fn assert_clean(what: &str, raw: &str, redraw: bool) {
+    let own = regex::Regex::new(r"\x1b\[(?:0|1|2|3[0-7])m").unwrap();
+    let mut text = own.replace_all(raw, "").into_owned();
+    if redraw {
+        text = text.replace("\x1b[H\x1b[2J", "");
+    }
+    // The terminal's line discipline turns each \n into \r\n.
+    let text = text.replace("\r\n", "\n");
+    if let Some((i, c)) = text.char_indices().find(|&(_, c)| forbidden(c)) {
+        let from = text[..i].char_indices().rev().nth(60).map_or(0, |(j, _)| j);
+        panic!(
+            "{what}: {c:?} reached the terminal, after {:?}\nwhole output: {text:?}",
+            &text[from..i]
+        );
+    }
+}
+
+/// Runs a shell `script` on a pseudo-terminal (util-linux `script`), in the
+/// device's environment, and returns what the terminal received.
+fn on_pty(dev: &Device, env: &[(&str, &str)], shell: &str) -> String {
+    let file = dev.root.join("cmd.sh");
+    std::fs::write(&file, format!("stty rows 40 cols 200\n{shell}\n")).unwrap();
+    let mut cmd: Command = dev.program("script");
+    cmd.env("TERM", "xterm-256color").args([
+        "-qec",
+        &format!("sh {}", file.display()),
+        "/dev/null",
+    ]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .output()
+        .expect("util-linux `script` is needed for the terminal tests (apt-get install bsdutils)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn plant(dir: &Path) -> Vec<String> {
+    let t = now();
+    let mut ids = Vec::new();
+    for (i, p) in PAYLOADS.iter().enumerate() {
+        let id = format!("s{i}-{p}");
+        let meta = json!({ format!("k{p}"): format!("v{p}"), "plain": p });
+        let rec = json!({
+            "version": 1, "session_id": id, "session_key": format!("key{i}-{p}"),
+            "status": p, "title": format!("title {p}"), "model": p, "cwd": p,
+            "client": format!("c{p}"), "source": p, "endpoint": format!("ssh://h/{p}"),
+            "host": format!("host{p}"), "pid": 1, "instance_id": format!("i{p}"),
+            "device_id": format!("aéééééé{p}"), "profile": "default",
+            "updated_at": t, "expires_at": t + 90.0, "started_at": t - i as f64,
+            "metadata": meta,
+        });
+        // Half of them under hostile file names.
+        let name_part = p.replace(['/', '\0'], "_");
+        let file = if i % 2 == 0 {
+            format!("f{i}{name_part}.json")
+        } else {
+            format!("f{i}.json")
+        };
+        write_record(dir, &file, &rec);
+        // Garbage for expire: long dead, under a hostile name.
+        let mut dead = rec.clone();
+        dead["session_id"] = json!(format!("dead{i}-{p}"));
+        dead["updated_at"] = json!(t - 20_000.0);
+        dead["expires_at"] = json!(t - 19_910.0);
+        write_record(
+            dir,
+            &format!("dead{i}{name_part}.sync-conflict-x.json"),
+            &dead,
+        );
+        ids.push(id);
+    }
+    // Files that are skipped, with hostile names: `-v` and doctor name them.
+    std::fs::write(dir.join("broken\x1b]52;c;QQ==\x07.json"), b"{not json").unwrap();
+    let fifo = dir.join("fifo\x1b[2J\u{202e}.json");
+    let ok = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(ok.success(), "mkfifo");
+    ids
+}
+
+#[test]
+fn nothing_from_the_directory_reaches_a_terminal_raw() {
+    let w = World::new();
+    let dev = w.device("a");
+    let dir = w.shared();
+    // This device publishes once, so that its own record, then a planted
+    // copy at its own file name, are part of the picture.
+    dev.publish("mine", &["--title", "my own"]);
+    let ids = plant(&dir);
+    let own_file = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap_or_default())
+        .find(|n| n.ends_with(".mine.json"))
+        .expect("own record file");
+
+    let id0 = ids[0].as_str();
+    let id9 = ids[9].as_str();
+    let env = [
+        ("ID0", id0),
+        ("ID9", id9),
+        ("PAYLOAD", PAYLOADS[0]),
+        ("DIR", dir.to_str().unwrap()),
+    ];
+    // (what, shell, whether output must show an escaped payload, redraw)
+    let cases: Vec<(&str, String, bool, bool)> = vec![
+        ("list", "presence list".into(), true, false),
+        ("list --all -v", "presence list --all --include-expired -v".into(), true, false),
+        (
+            "list --format",
+            "presence list --format '{session_id}|{host}|{client}|{status}|{model}|{cwd}|{metadata}|{title}|{file}|{device_id}'".into(),
+            true,
+            false,
+        ),
+        ("show", r#"presence show "$ID0"; presence show "$ID9""#.into(), true, false),
+        ("show missing", r#"presence show "x$PAYLOAD""#.into(), true, false),
+        (
+            "watch",
+            "(sleep 1; rm -f \"$DIR\"/f1.json; sleep 0.6) & timeout -s INT 2.5 presence watch -v; wait".into(),
+            true,
+            false,
+        ),
+        ("list --watch", "timeout -s INT 1.5 presence list --watch".into(), true, true),
+        ("doctor", "presence doctor".into(), true, false),
+        ("expire --dry-run", "presence expire --dry-run -v".into(), true, false),
+        (
+            "publish over a planted own file",
+            format!(
+                "cp \"$DIR\"/f3.json \"$DIR\"/{own_file}; presence publish --session mine --title t; \
+                 presence publish --session \"p$PAYLOAD\" --title \"$PAYLOAD\" --meta \"k=$PAYLOAD\""
+            ),
+            true,
+            false,
+        ),
+        ("refresh", "presence refresh -v".into(), false, false),
+        ("clear", r#"presence clear --session "p$PAYLOAD"; presence clear --session "$ID0""#.into(), true, false),
+        ("run", r#"presence run --session "r$PAYLOAD" -- true; presence run --session "$PAYLOAD" -- /nonexistent/$PAYLOAD"#.into(), true, false),
+        ("expire", "presence expire -v".into(), true, false),
+    ];
+    for (what, shell, shows, redraw) in cases {
+        let out = on_pty(&dev, &env, &shell);
+        assert!(!out.contains("panicked"), "{what}: {out}");
+        assert_clean(what, &out, redraw);
+        if shows {
+            assert!(
+                out.contains("\\e") || out.contains("\\u{") || out.contains("\\r"),
+                "{what}: no escaped payload in the output, so the test saw nothing: {out:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn json_output_keeps_exact_values() {
+    let w = World::new();
+    let dev = w.device("a");
+    let ids = plant(&w.shared());
+    let rows = dev.list(&[]);
+    let mut got: Vec<String> = rows
+        .iter()
+        .map(|r| r["session_id"].as_str().unwrap().to_string())
+        .collect();
+    got.sort();
+    let mut want = ids.clone();
+    want.sort();
+    assert_eq!(got, want);
+    let shown = dev.json(&["show", &ids[0], "--json"]);
+    assert_eq!(
+        shown["title"].as_str(),
+        Some(format!("title {}", PAYLOADS[0]).as_str())
+    );
+}
