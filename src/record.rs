@@ -165,12 +165,7 @@ impl Record {
         let bytes = object_bytes(bytes)?;
         let mut record: Record =
             serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
-        if record.version != SCHEMA_VERSION {
-            return Err(ParseError::UnknownVersion(record.version));
-        }
-        if record.session_id.trim().is_empty() {
-            return Err(ParseError::NoSessionId);
-        }
+        check(record.version, &record.session_id)?;
         if record.session_key.is_empty() {
             record.session_key = record.session_id.clone();
         }
@@ -291,10 +286,14 @@ impl Record {
 }
 
 /// The few fields that dedupe and liveness need, read without copying the
-/// strings where the JSON allows (no escapes) and skipping everything else.
-/// A listing parses every file this way and fully parses ([`Record`]) only
-/// the records it shows. The checks are [`Record::from_json`]'s: a file is a
-/// probe iff it is a record.
+/// strings where the JSON allows (no escapes). A listing parses every file
+/// this way and fully parses ([`Record`]) only the records it shows.
+///
+/// A probe must accept exactly the files that [`Record::from_json`] accepts,
+/// or `list` and `list --all` would disagree about a hostile file. So it
+/// declares every field of [`Record`], each with the same lenient reader
+/// (a duplicate key, a bad escape, invalid UTF-8 or an out-of-range number
+/// fails both alike), and merely borrows or checks what it does not keep.
 #[derive(Debug, Deserialize)]
 pub struct Probe<'a> {
     #[serde(default, borrow, deserialize_with = "lenient::cow")]
@@ -321,6 +320,31 @@ pub struct Probe<'a> {
     pub seq: u64,
     #[serde(default = "default_version", deserialize_with = "lenient::version")]
     version: u32,
+    // Read only to fail where `Record` fails.
+    #[serde(default, borrow, rename = "cwd", deserialize_with = "lenient::cow")]
+    _cwd: Cow<'a, str>,
+    #[serde(default, borrow, rename = "device_id", deserialize_with = "lenient::cow")]
+    _device_id: Cow<'a, str>,
+    #[serde(default, borrow, rename = "host", deserialize_with = "lenient::cow")]
+    _host: Cow<'a, str>,
+    #[serde(default, borrow, rename = "instance_id", deserialize_with = "lenient::cow")]
+    _instance_id: Cow<'a, str>,
+    #[serde(default, rename = "metadata", deserialize_with = "lenient::metadata_check")]
+    _metadata: (),
+    #[serde(default, borrow, rename = "model", deserialize_with = "lenient::cow")]
+    _model: Cow<'a, str>,
+    #[serde(default, rename = "owner_start", deserialize_with = "lenient::opt_u64")]
+    _owner_start: Option<u64>,
+    #[serde(default, rename = "pid", deserialize_with = "lenient::u32_or_zero")]
+    _pid: u32,
+    #[serde(default, borrow, rename = "session_key", deserialize_with = "lenient::cow")]
+    _session_key: Cow<'a, str>,
+    #[serde(default, rename = "started_at", deserialize_with = "lenient::opt_f64")]
+    _started_at: Option<f64>,
+    #[serde(default, borrow, rename = "status", deserialize_with = "lenient::cow")]
+    _status: Cow<'a, str>,
+    #[serde(default, borrow, rename = "title", deserialize_with = "lenient::cow")]
+    _title: Cow<'a, str>,
 }
 
 impl<'a> Probe<'a> {
@@ -329,9 +353,7 @@ impl<'a> Probe<'a> {
         let bytes = object_bytes(bytes)?;
         let mut p: Probe<'a> =
             serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
-        if p.version != SCHEMA_VERSION {
-            return Err(ParseError::UnknownVersion(p.version));
-        }
+        check(p.version, &p.session_id)?;
         for s in [
             &mut p.profile,
             &mut p.client,
@@ -344,9 +366,6 @@ impl<'a> Probe<'a> {
                 truncate_at_boundary(&mut owned, MAX_STRING_BYTES);
                 *s = Cow::Owned(owned);
             }
-        }
-        if p.session_id.trim().is_empty() {
-            return Err(ParseError::NoSessionId);
         }
         Ok(p)
     }
@@ -383,6 +402,18 @@ fn group_key<'s>(
         endpoint
     };
     (profile, client, target)
+}
+
+/// The checks after parsing that [`Record::from_json`] and [`Probe::parse`]
+/// share, on the values as read (before any cut).
+fn check(version: u32, session_id: &str) -> Result<(), ParseError> {
+    if version != SCHEMA_VERSION {
+        return Err(ParseError::UnknownVersion(version));
+    }
+    if session_id.trim().is_empty() {
+        return Err(ParseError::NoSessionId);
+    }
+    Ok(())
 }
 
 /// The bytes of a record file without a byte order mark, if they hold a
@@ -649,6 +680,72 @@ mod lenient {
     pub fn metadata<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
         d.deserialize_any(MetaVisitor)
     }
+
+    /// Walks a metadata value exactly as [`metadata`] does (so it fails on
+    /// the same inputs) without keeping anything.
+    pub fn metadata_check<'de, D: Deserializer<'de>>(d: D) -> Result<(), D::Error> {
+        struct CheckVisitor;
+        struct KeySeed;
+        impl<'de> serde::de::DeserializeSeed<'de> for KeySeed {
+            type Value = ();
+            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+                // `String`'s own Deserialize asks for a string, as here.
+                d.deserialize_string(KeyVisitor)
+            }
+        }
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = ();
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_str<E>(self, _: &str) -> Result<(), E> {
+                Ok(())
+            }
+        }
+        struct ValueSeed;
+        impl<'de> serde::de::DeserializeSeed<'de> for ValueSeed {
+            type Value = ();
+            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+                cow(d).map(drop)
+            }
+        }
+        impl<'de> Visitor<'de> for CheckVisitor {
+            type Value = ();
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object of strings")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+                while map.next_key_seed(KeySeed)?.is_some() {
+                    map.next_value_seed(ValueSeed)?;
+                }
+                Ok(())
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<(), E> {
+                Ok(())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+                Ok(())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+                Ok(())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+                Ok(())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+                Ok(())
+            }
+            fn visit_unit<E>(self) -> Result<(), E> {
+                Ok(())
+            }
+        }
+        d.deserialize_any(CheckVisitor)
+    }
 }
 
 #[cfg(test)]
@@ -657,6 +754,66 @@ mod tests {
 
     fn parse(s: &str) -> Result<Record, ParseError> {
         Record::from_json(s.as_bytes())
+    }
+
+    /// A JSON key as raw bytes: a record field (often repeated), an unknown
+    /// one, or a key with escapes.
+    fn raw_key() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            4 => proptest::sample::select(vec![
+                "session_id", "session_key", "profile", "client", "source", "endpoint",
+                "updated_at", "expires_at", "ended_at", "seq", "version", "title", "model",
+                "cwd", "host", "pid", "instance_id", "metadata", "device_id", "started_at",
+                "owner_start", "status",
+            ]).prop_map(|k| format!("\"{k}\"").into_bytes()),
+            1 => Just(b"\"unknown\"".to_vec()),
+            1 => Just(b"\"session\\u005fid\"".to_vec()),
+        ]
+    }
+
+    /// A JSON value as raw bytes, valid or not.
+    fn raw_value() -> impl Strategy<Value = Vec<u8>> {
+        let leaf = prop_oneof![
+            Just(b"null".to_vec()),
+            Just(b"true".to_vec()),
+            Just(b"1".to_vec()),
+            Just(b"-0".to_vec()),
+            Just(b"1.5e9".to_vec()),
+            Just(b"1e400".to_vec()),
+            Just(b"-1e400".to_vec()),
+            Just(b"123456789012345678901234567890".to_vec()),
+            Just(b"\"s\"".to_vec()),
+            Just(b"\"  \"".to_vec()),
+            Just(b"\"caf\xc3\xa9\"".to_vec()),
+            Just(b"\"bad\xff\xfe utf8\"".to_vec()),
+            Just(b"\"\\ud800 lone\"".to_vec()),
+            Just(b"\"\\ud83d\\ude00 pair\"".to_vec()),
+            Just(b"\"bad \\q escape\"".to_vec()),
+            Just(b"\"raw \x01 control\"".to_vec()),
+            Just(b"\"1700000000.5\"".to_vec()),
+            Just(format!("\"{}x\"", " ".repeat(1030)).into_bytes()),
+            "[a-z0-9 ]{0,8}".prop_map(|s| format!("\"{s}\"").into_bytes()),
+        ];
+        leaf.prop_recursive(2, 8, 3, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..3).prop_map(|vs| {
+                    let mut out = b"[".to_vec();
+                    out.extend(vs.join(&b","[..]));
+                    out.push(b']');
+                    out
+                }),
+                proptest::collection::vec((raw_key(), inner), 0..3).prop_map(|kvs| {
+                    let mut out = b"{".to_vec();
+                    let parts: Vec<Vec<u8>> = kvs
+                        .into_iter()
+                        .map(|(k, v)| [k, b":".to_vec(), v].concat())
+                        .collect();
+                    out.extend(parts.join(&b","[..]));
+                    out.push(b'}');
+                    out
+                }),
+            ]
+        })
     }
 
     /// A record exactly as Hermes Agent's Python module writes it.
@@ -927,6 +1084,48 @@ mod tests {
                 prop_assert_eq!(r.profile.as_str(), p.profile());
                 prop_assert_eq!((r.updated_at, r.expires_at, r.ended_at, r.seq),
                                 (p.updated_at, p.expires_at, p.ended_at, p.seq));
+            }
+        }
+
+        /// Raw files, as another device could write them: duplicate keys,
+        /// every field name with every type, huge numbers, bad escapes, lone
+        /// surrogates, invalid UTF-8, a byte order mark, cut-off text. The
+        /// probe and the full parser reach the same verdict on each.
+        #[test]
+        fn probe_and_record_agree_on_raw_files(
+            bom in any::<bool>(),
+            fields in proptest::collection::vec((raw_key(), raw_value()), 0..12),
+            cut in proptest::option::weighted(0.1, any::<proptest::sample::Index>()),
+        ) {
+            let mut bytes = Vec::new();
+            if bom {
+                bytes.extend_from_slice(b"\xEF\xBB\xBF");
+            }
+            bytes.push(b'{');
+            for (i, (k, v)) in fields.iter().enumerate() {
+                if i > 0 {
+                    bytes.push(b',');
+                }
+                bytes.extend_from_slice(k);
+                bytes.push(b':');
+                bytes.extend_from_slice(v);
+            }
+            bytes.push(b'}');
+            if let Some(at) = cut {
+                bytes.truncate(at.index(bytes.len() + 1));
+            }
+            let record = Record::from_json(&bytes);
+            let probe = Probe::parse(&bytes);
+            let shown = String::from_utf8_lossy(&bytes);
+            match (&record, &probe) {
+                (Ok(r), Ok(p)) => {
+                    prop_assert_eq!(r.group_key(), p.group_key(), "{}", shown);
+                    prop_assert_eq!((r.updated_at, r.expires_at, r.ended_at, r.seq),
+                                    (p.updated_at, p.expires_at, p.ended_at, p.seq), "{}", shown);
+                }
+                (Err(a), Err(b)) => prop_assert_eq!(
+                    std::mem::discriminant(a), std::mem::discriminant(b), "{} vs {} on {}", a, b, shown),
+                _ => prop_assert!(false, "record {:?} but probe {:?} on {}", record.as_ref().map(|_| ()), probe.as_ref().map(|_| ()), shown),
             }
         }
 
