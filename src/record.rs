@@ -323,13 +323,27 @@ pub struct Probe<'a> {
     // Read only to fail where `Record` fails.
     #[serde(default, borrow, rename = "cwd", deserialize_with = "lenient::cow")]
     _cwd: Cow<'a, str>,
-    #[serde(default, borrow, rename = "device_id", deserialize_with = "lenient::cow")]
+    #[serde(
+        default,
+        borrow,
+        rename = "device_id",
+        deserialize_with = "lenient::cow"
+    )]
     _device_id: Cow<'a, str>,
     #[serde(default, borrow, rename = "host", deserialize_with = "lenient::cow")]
     _host: Cow<'a, str>,
-    #[serde(default, borrow, rename = "instance_id", deserialize_with = "lenient::cow")]
+    #[serde(
+        default,
+        borrow,
+        rename = "instance_id",
+        deserialize_with = "lenient::cow"
+    )]
     _instance_id: Cow<'a, str>,
-    #[serde(default, rename = "metadata", deserialize_with = "lenient::metadata_check")]
+    #[serde(
+        default,
+        rename = "metadata",
+        deserialize_with = "lenient::metadata_check"
+    )]
     _metadata: (),
     #[serde(default, borrow, rename = "model", deserialize_with = "lenient::cow")]
     _model: Cow<'a, str>,
@@ -337,7 +351,12 @@ pub struct Probe<'a> {
     _owner_start: Option<u64>,
     #[serde(default, rename = "pid", deserialize_with = "lenient::u32_or_zero")]
     _pid: u32,
-    #[serde(default, borrow, rename = "session_key", deserialize_with = "lenient::cow")]
+    #[serde(
+        default,
+        borrow,
+        rename = "session_key",
+        deserialize_with = "lenient::cow"
+    )]
     _session_key: Cow<'a, str>,
     #[serde(default, rename = "started_at", deserialize_with = "lenient::opt_f64")]
     _started_at: Option<f64>,

@@ -9,6 +9,7 @@ mod doctor;
 mod faults;
 mod hostile;
 mod lifecycle;
+mod no_panic;
 mod syncthing;
 mod terminal;
 mod watch;

@@ -1,0 +1,219 @@
+//! No input panics and none hangs: directories of arbitrary records (any
+//! Unicode and any JSON type in every field) under arbitrary file names,
+//! one of them planted at this device's own file name, and every command
+//! run against them. Exit codes are the documented ones, never 101 (a Rust
+//! panic) and never a time-out.
+
+use std::path::Path;
+use std::process::Output;
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use crate::harness::{Device, World, now};
+
+/// Any JSON value, biased towards the shapes records have.
+fn any_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        3 => any::<String>().prop_map(Value::from),
+        2 => "[\\x00-\\x1f\\x7f\u{80}-\u{9f}\u{202a}-\u{202e}\u{200b}é日🎉a-z.:/ -]{0,40}"
+            .prop_map(Value::from),
+        1 => any::<f64>().prop_map(|f| json!(f)),
+        1 => any::<i64>().prop_map(Value::from),
+        1 => any::<u64>().prop_map(Value::from),
+        1 => (-1e10f64..1e10).prop_map(|d| json!(now() + d)),
+        1 => any::<bool>().prop_map(Value::from),
+        1 => Just(Value::Null),
+    ];
+    leaf.prop_recursive(2, 12, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            proptest::collection::btree_map(any::<String>(), inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+const FIELDS: &[&str] = &[
+    "version",
+    "session_id",
+    "session_key",
+    "status",
+    "title",
+    "model",
+    "cwd",
+    "source",
+    "client",
+    "profile",
+    "endpoint",
+    "host",
+    "pid",
+    "instance_id",
+    "updated_at",
+    "expires_at",
+    "metadata",
+    "device_id",
+    "started_at",
+    "seq",
+    "owner_start",
+    "ended_at",
+];
+
+/// A record-like object: a usable base (so that most files are listed and
+/// reach the printing code) with arbitrary values over some fields.
+fn any_record() -> impl Strategy<Value = Value> {
+    (
+        any::<String>(),
+        proptest::collection::vec((proptest::sample::select(FIELDS), any_value()), 0..8),
+        any::<bool>(),
+    )
+        .prop_map(|(id, overrides, live)| {
+            let t = now();
+            let mut r = json!({
+                "version": 1, "session_id": format!("x{id}"), "profile": "default",
+                "host": id, "title": id, "updated_at": t,
+                "expires_at": if live { t + 90.0 } else { t - 10.0 },
+            });
+            for (k, v) in overrides {
+                r[k] = v;
+            }
+            r
+        })
+}
+
+/// A file name as another device could choose it (no `/`, no NUL).
+fn any_name() -> impl Strategy<Value = String> {
+    (
+        any::<String>(),
+        prop_oneof![
+            Just(".json"),
+            Just(".sync-conflict-20240101-000000-ABC.json"),
+            Just(" (conflicted copy 2024-01-01 000000).json"),
+            Just(" 2.json"),
+            Just(".tmp"),
+            Just(""),
+        ],
+    )
+        .prop_map(|(stem, ext)| {
+            let stem: String = stem.chars().filter(|&c| c != '/' && c != '\0').collect();
+            let name = format!("{stem}{ext}");
+            if name.len() > 200 || name == "." || name == ".." || name.is_empty() {
+                format!("n{}.json", name.len())
+            } else {
+                name
+            }
+        })
+}
+
+/// A file's contents: a record, or any bytes at all.
+fn any_file() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        6 => any_record().prop_map(|r| serde_json::to_vec(&r).unwrap()),
+        1 => proptest::collection::vec(any::<u8>(), 0..200),
+    ]
+}
+
+/// Runs `presence ARGS` under `timeout`, so a hang fails instead of blocking.
+fn run(dev: &Device, args: &[&str], signal: Option<&str>) -> Output {
+    let mut cmd = dev.program("timeout");
+    match signal {
+        // The command's own status: 0 or 130 after SIGINT, 137 when it
+        // ignored SIGINT and had to be killed.
+        Some(after) => cmd.args(["--preserve-status", "-k", "5", "-s", "INT", after]),
+        None => cmd.args(["60"]),
+    };
+    cmd.arg(env!("CARGO_BIN_EXE_presence"))
+        .args(args)
+        .output()
+        .expect("run timeout(1)")
+}
+
+fn check(what: &[&str], out: &Output, allowed: &[i32]) -> Result<(), TestCaseError> {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let code = out.status.code();
+    prop_assert!(
+        !stderr.contains("panicked"),
+        "{:?} panicked: {}",
+        what,
+        stderr
+    );
+    prop_assert!(code != Some(124), "{:?} hung", what);
+    prop_assert!(
+        code.is_some_and(|c| allowed.contains(&c)),
+        "{:?} exited {:?}, want one of {:?}: {}",
+        what,
+        code,
+        allowed,
+        stderr
+    );
+    Ok(())
+}
+
+fn plant(dir: &Path, files: &[(String, Vec<u8>)]) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (name, bytes) in files {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 24,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn no_command_panics_or_hangs_on_any_directory(
+        files in proptest::collection::vec((any_name(), any_file()), 1..6),
+        own in any_file(),
+        id in "[^\\x00]{1,40}",
+    ) {
+        let w = World::new();
+        let dev = w.device("a");
+        let dir = w.shared();
+        // This device's own file, then a foreign file planted at its name.
+        dev.publish("mine", &[]);
+        let own_name = std::fs::read_dir(&dir).unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .find(|n| n.ends_with(".mine.json")).unwrap();
+        plant(&dir, &files);
+        std::fs::write(dir.join(&own_name), &own).unwrap();
+
+        let shown_id = files.iter()
+            .find_map(|(_, b)| serde_json::from_slice::<Value>(b).ok()?["session_id"].as_str().map(String::from))
+            .unwrap_or_else(|| "absent".into());
+        let ok: &[i32] = &[0];
+        // A foreign file of another label at this device's own file name
+        // makes publish and run refuse with a usage error (exit 2) today.
+        let own_refused: &[i32] = &[0, 2];
+        let cases: Vec<(Vec<&str>, &[i32])> = vec![
+            (vec!["list"], ok),
+            (vec!["list", "--all", "--json"], ok),
+            (vec!["list", "--all", "--include-expired", "--all-profiles", "-v"], ok),
+            (vec!["list", "--format", "{session_id} {title} {metadata} {host}"], ok),
+            (vec!["list", "--count"], ok),
+            (vec!["show", &shown_id], &[0, 1]),
+            (vec!["show", &shown_id, "--json"], &[0, 1]),
+            (vec!["doctor"], &[0, 1]),
+            (vec!["doctor", "--json"], &[0, 1]),
+            (vec!["expire", "--dry-run"], ok),
+            (vec!["refresh", "-v"], ok),
+            (vec!["publish", "--session", "mine", "--status", "working"], own_refused),
+            (vec!["publish", "--session", &id, "--title", &id], &[0, 2, 3]),
+            (vec!["run", "--session", "wrapped", "--", "true"], ok),
+            (vec!["run", "--session", "mine", "--", "true"], own_refused),
+            (vec!["clear", "--session", &shown_id], ok),
+            (vec!["expire"], ok),
+        ];
+        for (args, allowed) in &cases {
+            let out = run(&dev, args, None);
+            check(args, &out, allowed)?;
+        }
+        // watch and list --watch for a moment: interrupted, never crashed.
+        for args in [vec!["watch", "--json"], vec!["watch", "-v"], vec!["list", "--watch"]] {
+            let out = run(&dev, &args, Some("0.4"));
+            check(&args, &out, &[0, 130])?;
+        }
+    }
+}
