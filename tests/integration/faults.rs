@@ -1,132 +1,116 @@
 //! Faults: a full filesystem, a read-only directory, and `kill -9` at random
-//! moments. Mounting needs root (CI runs as root); without it those tests
-//! print why they did not run.
+//! moments. The filesystem faults mount a small tmpfs inside a user and mount
+//! namespace of their own (`unshare --user --map-root-user --mount`), so they
+//! run, and can fail, without root; a machine where that namespace cannot be
+//! made fails them with the reason instead of skipping them.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use crate::harness::*;
 
-/// A small tmpfs, unmounted on drop.
-struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
-        std::fs::create_dir_all(at).unwrap();
-        let ok = Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size},mode=0700"),
-                "tmpfs",
-            ])
-            .arg(at)
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            println!(
-                "SKIPPED: cannot mount a tmpfs at {} (needs root and CAP_SYS_ADMIN)",
-                at.display()
-            );
-            return None;
-        }
-        Some(Tmpfs(at.to_path_buf()))
-    }
-
-    fn remount_ro(&self) {
-        let ok = Command::new("mount")
-            .args(["-o", "remount,ro"])
-            .arg(&self.0)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "remount read-only");
-    }
+/// Runs `script` (sh, `-e`) in a fresh user and mount namespace in which it
+/// is root, with `presence` on PATH, `$MNT` an empty directory to mount on
+/// and `$OUT` a directory for its results, both outside the namespace.
+fn in_namespace(dev: &Device, mnt: &Path, out: &Path, script: &str) -> Output {
+    std::fs::create_dir_all(mnt).unwrap();
+    std::fs::create_dir_all(out).unwrap();
+    let result = dev
+        .program("unshare")
+        .args(["--user", "--map-root-user", "--mount", "sh", "-ec", script])
+        .env("MNT", mnt)
+        .env("OUT", out)
+        .output()
+        .expect("unshare(1) from util-linux is needed for the filesystem fault tests");
+    assert!(
+        result.status.success(),
+        "the fault scenario failed in its namespace (unprivileged user namespaces \
+         must be enabled: sysctl kernel.unprivileged_userns_clone=1): {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    result
 }
 
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 #[test]
 fn publish_into_a_full_filesystem_fails_cleanly_and_keeps_the_old_record() {
     let w = World::new();
-    let mnt = w.tmp.path().join("full");
-    let Some(_fs) = Tmpfs::mount(&mnt, "64k") else {
-        return;
-    };
+    let (mnt, out) = (w.tmp.path().join("full"), w.tmp.path().join("out"));
     let a = w.bare_device("a");
     a.write_config(&format!(
         "[profiles.default]\ndir = {:?}\n",
         mnt.display().to_string()
     ));
-    a.publish("s1", &["--title", "before"]);
-    let before = names(&mnt);
-    // Fill the filesystem to the last block.
-    let _ = Command::new("dd")
-        .args(["if=/dev/zero", "bs=4096", "count=64"])
-        .arg(format!("of={}", mnt.join("filler").display()))
-        .stderr(Stdio::null())
-        .status();
-    let long = "x".repeat(200);
-    let out = a
-        .run(&["publish", "--session", "s1", "--title", &long])
-        .code(1);
+    in_namespace(
+        &a,
+        &mnt,
+        &out,
+        r#"
+        mount -t tmpfs -o size=64k,mode=0700 tmpfs "$MNT"
+        presence publish --session s1 --title before >/dev/null
+        ls -A "$MNT" > "$OUT/before"
+        # Fill the filesystem to the last block.
+        dd if=/dev/zero bs=4096 count=64 of="$MNT/filler" 2>/dev/null || true
+        code=0
+        presence publish --session s1 --title "$(printf 'x%.0s' $(seq 200))" 2> "$OUT/err" || code=$?
+        echo "$code" > "$OUT/code"
+        presence list --json > "$OUT/list"
+        ls -A "$MNT" | grep -vx filler > "$OUT/after" || true
+        "#,
+    );
+    let err = read(&out, "err");
+    assert_eq!(read(&out, "code").trim(), "1", "{err}");
     assert!(
-        out.stderr.contains("No space left") && out.stderr.contains(mnt.to_str().unwrap()),
-        "{}",
-        out.stderr
+        err.contains("No space left") && err.contains(mnt.to_str().unwrap()),
+        "{err}"
     );
     // The previous version is intact, and no temp file is left behind.
-    let rows = a.list(&[]);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&read(&out, "list")).unwrap();
+    assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["title"], "before");
-    let mut after = names(&mnt);
-    after.retain(|n| n != "filler");
-    assert_eq!(after, before);
+    assert_eq!(read(&out, "after"), read(&out, "before"));
 }
 
 #[test]
 fn a_read_only_directory_gives_a_clear_error() {
     let w = World::new();
-    let mnt = w.tmp.path().join("ro");
-    let Some(fs) = Tmpfs::mount(&mnt, "1m") else {
-        return;
-    };
+    let (mnt, out) = (w.tmp.path().join("ro"), w.tmp.path().join("out"));
     let a = w.bare_device("a");
     a.write_config(&format!(
         "[profiles.default]\ndir = {:?}\n",
         mnt.display().to_string()
     ));
-    a.publish("s1", &[]);
-    fs.remount_ro();
-    let out = a.run(&["publish", "--session", "s2"]).code(1);
-    assert!(
-        out.stderr.contains("Read-only file system") && out.stderr.contains(mnt.to_str().unwrap()),
-        "{}",
-        out.stderr
+    in_namespace(
+        &a,
+        &mnt,
+        &out,
+        r#"
+        mount -t tmpfs -o size=1m,mode=0700 tmpfs "$MNT"
+        presence publish --session s1 >/dev/null
+        mount -o remount,ro "$MNT"
+        code=0; presence publish --session s2 2> "$OUT/publish" || code=$?
+        echo "$code" > "$OUT/publish-code"
+        code=0; presence clear --session s1 2> "$OUT/clear" || code=$?
+        echo "$code" > "$OUT/clear-code"
+        presence list --json > "$OUT/list"
+        "#,
     );
-    let out = a.run(&["clear", "--session", "s1"]).code(1);
+    let err = read(&out, "publish");
+    assert_eq!(read(&out, "publish-code").trim(), "1", "{err}");
     assert!(
-        out.stderr.contains("Read-only file system"),
-        "{}",
-        out.stderr
+        err.contains("Read-only file system") && err.contains(mnt.to_str().unwrap()),
+        "{err}"
     );
+    let err = read(&out, "clear");
+    assert_eq!(read(&out, "clear-code").trim(), "1", "{err}");
+    assert!(err.contains("Read-only file system"), "{err}");
     // Reading still works.
-    assert_eq!(sessions(&a.list(&[])), ["s1"]);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&read(&out, "list")).unwrap();
+    assert_eq!(sessions(&rows), ["s1"]);
 }
 
 /// `kill -9` of publish, refresh and clear processes at random moments never
@@ -181,6 +165,8 @@ fn kill_9_at_random_moments_never_leaves_a_torn_record() {
     assert!(torn.is_empty(), "{torn:?}");
     let rows: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
     assert!(!rows.is_empty());
+    // Otherwise the test proved nothing about interrupted writes.
+    assert!(killed > 0, "no process was killed mid-run");
     println!(
         "kill -9: {killed} of 150 processes killed mid-run; {} records, none torn",
         rows.len()
