@@ -5,7 +5,10 @@
 //! without following symlinks and without blocking (a FIFO or device node
 //! never hangs a listing), check the size with `fstat` before reading, never
 //! read more than [`MAX_FILE_BYTES`], and skip — with a reason, never an
-//! error — anything that is not a regular `*.json` record.
+//! error — anything that is not a regular `*.json` record. The directory is
+//! resolved once ([`SharedDir`]) and each operation holds it by its fd
+//! ([`Dir`]): every open, rename and unlink is relative to that fd, so none
+//! can be redirected by a directory swapped for a symlink.
 
 use std::fs;
 use std::io;
