@@ -5,9 +5,16 @@
 //! The file lives at `<config dir>/presence/config.toml`, or wherever
 //! `--config` / `PRESENCE_CONFIG` point. Without a file, one profile exists:
 //! `default`, with its records in `<data dir>/presence/default`.
+//!
+//! The file is read only if it is a regular file of at most
+//! [`MAX_CONFIG_BYTES`] (a FIFO or `/dev/zero` named as config is an error,
+//! not a hang), and a records directory that `expire` must never clean — `/`,
+//! the home directory, a top-level system directory — is refused, whether it
+//! comes from the file or from `--dir` ([`refused_dir`]).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::io::Read as _;
+use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -52,6 +59,16 @@ strict = false
 # label = "default"
 # show = ["*"]
 "#;
+
+/// The largest configuration file that is read: 1 MiB.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// Top-level system directories refused as records directories (besides `/`
+/// and the home directory), compared after resolving symlinks on both sides.
+const SYSTEM_DIRS: [&str; 21] = [
+    "/etc", "/usr", "/var", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/dev", "/proc",
+    "/sys", "/tmp", "/run", "/opt", "/srv", "/root", "/home", "/Users", "/System", "/private",
+];
 
 /// Which records `list` and `watch` show.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -226,12 +243,12 @@ impl Config {
             .config
             .clone()
             .unwrap_or_else(|| local.config_file());
-        match std::fs::read_to_string(&path) {
+        match read_bounded(&path) {
             Ok(text) => Ok((
                 Config::parse(&text, &path)?,
                 ConfigSource { path, exists: true },
             )),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
                 if explicit {
                     Err(ConfigError::NotFound {
                         path,
@@ -248,7 +265,10 @@ impl Config {
                     ))
                 }
             }
-            Err(source) => Err(ConfigError::Read { path, source }.into()),
+            Err(ReadError::Io(source)) => Err(ConfigError::Read { path, source }.into()),
+            Err(ReadError::Unusable(problem, fix)) => {
+                Err(ConfigError::Unusable { path, problem, fix }.into())
+            }
         }
     }
 
@@ -336,7 +356,14 @@ impl Config {
             }
             Some(d) => {
                 let base = source.path.parent().unwrap_or(Path::new("."));
-                (expand_path(d, &local.home, base), false)
+                let dir = expand_path(d, &local.home, base);
+                check_dir(
+                    &dir,
+                    &local.home,
+                    format!("`dir` of [profiles.{name}] in {}", source.path.display()),
+                    false,
+                )?;
+                (dir, false)
             }
             None => (local.data.join(name), true),
         };
@@ -369,6 +396,150 @@ pub fn expand_path(path: &str, home: &Path, base: &Path) -> PathBuf {
     if p.is_absolute() { p } else { base.join(p) }
 }
 
+/// Why reading a config file failed.
+enum ReadError {
+    Io(std::io::Error),
+    /// The problem and the fix.
+    Unusable(String, &'static str),
+}
+
+/// Reads a config file without ever blocking or reading without bound: opened
+/// with `O_NONBLOCK` (a FIFO does not wait for a writer), checked with `fstat`
+/// to be a regular file of at most [`MAX_CONFIG_BYTES`], read up to one byte
+/// past the limit (in case it grows meanwhile).
+fn read_bounded(path: &Path) -> Result<String, ReadError> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    const FIX: &str = "point --config or PRESENCE_CONFIG at a regular TOML file (`presence config init` writes one)";
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+    let fd = rustix::fs::open(path, flags, Mode::empty()).map_err(|e| ReadError::Io(e.into()))?;
+    let st = rustix::fs::fstat(&fd).map_err(|e| ReadError::Io(e.into()))?;
+    let what = match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => None,
+        FileType::Directory => Some("a directory"),
+        FileType::Fifo => Some("a FIFO"),
+        FileType::Socket => Some("a socket"),
+        FileType::CharacterDevice | FileType::BlockDevice => Some("a device"),
+        _ => Some("not a file"),
+    };
+    if let Some(what) = what {
+        return Err(ReadError::Unusable(
+            format!("it is {what}, not a regular file"),
+            FIX,
+        ));
+    }
+    let too_big = |n: u64| {
+        ReadError::Unusable(
+            format!("it is {n} bytes, over the {MAX_CONFIG_BYTES}-byte (1 MiB) limit"),
+            "a configuration is a few lines of TOML; check that the path names the right file",
+        )
+    };
+    let size = u64::try_from(st.st_size).unwrap_or(0);
+    if size > MAX_CONFIG_BYTES {
+        return Err(too_big(size));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    std::fs::File::from(fd)
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(too_big(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        ReadError::Unusable(
+            "it is not UTF-8 text".into(),
+            "a config file is TOML; check that the path names the right file",
+        )
+    })
+}
+
+/// `path` made absolute (against the current directory) with `.`, `..` and
+/// repeated or trailing slashes resolved by their spelling, not the disk.
+fn normalize(path: &Path) -> PathBuf {
+    let absolute;
+    let path = if path.is_absolute() {
+        path
+    } else {
+        absolute = std::env::current_dir().unwrap_or_default().join(path);
+        &absolute
+    };
+    let mut out = PathBuf::from("/");
+    for c in path.components() {
+        match c {
+            Component::Normal(n) => out.push(n),
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+/// Where `path` leads on disk: its symlinks resolved as far as it exists,
+/// the missing rest appended.
+fn resolve_existing(path: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
+    }
+    let lexical = normalize(path);
+    for ancestor in lexical.ancestors().skip(1) {
+        if let Ok(p) = std::fs::canonicalize(ancestor)
+            && let Ok(rest) = lexical.strip_prefix(ancestor)
+        {
+            return p.join(rest);
+        }
+    }
+    lexical
+}
+
+/// Whether `dir` must not be a records directory, and why: it is `/`, the
+/// home directory `home` or a top-level system directory (`/etc`, `/usr`,
+/// `/tmp` itself, …), after normalising both as spelt and as resolved on
+/// disk (`~/link` with `link -> /` is `/`). `expire` deletes files there, and
+/// `doctor` would advise changing its mode. Returns what it is and, when it
+/// differs, where it leads.
+pub fn refused_dir(dir: &Path, home: &Path) -> Option<(String, Option<PathBuf>)> {
+    let lexical = normalize(dir);
+    let resolved = resolve_existing(dir);
+    let mut refused: Vec<(PathBuf, String)> =
+        vec![(PathBuf::from("/"), "the root directory".into())];
+    for h in [normalize(home), resolve_existing(home)] {
+        refused.push((h, "the home directory".into()));
+    }
+    for s in SYSTEM_DIRS {
+        for p in [PathBuf::from(s), resolve_existing(Path::new(s))] {
+            let what = format!("the system directory {}", p.display());
+            refused.push((p, what));
+        }
+    }
+    let leads_elsewhere = (resolved != lexical).then(|| resolved.clone());
+    [&lexical, &resolved].into_iter().find_map(|candidate| {
+        refused
+            .iter()
+            .find(|(p, _)| p == candidate)
+            .map(|(_, what)| (what.clone(), leads_elsewhere.clone()))
+    })
+}
+
+fn check_dir(
+    dir: &Path,
+    home: &Path,
+    origin: String,
+    from_command_line: bool,
+) -> Result<(), ConfigError> {
+    match refused_dir(dir, home) {
+        None => Ok(()),
+        Some((what, resolved)) => Err(ConfigError::RefusedDir {
+            dir: dir.to_path_buf(),
+            resolved,
+            what,
+            origin,
+            from_command_line,
+        }),
+    }
+}
+
 /// The one resolver: loads the configuration, picks the profile by
 /// `--profile`, `PRESENCE_PROFILE`, `default_profile`, `default`, and applies
 /// `--dir`. Every command goes through here.
@@ -376,6 +547,7 @@ pub fn resolve(selection: &Selection, local: &LocalDirs) -> Result<(Profile, Con
     let (config, source) = Config::load(selection, local)?;
     let mut profile = config.profile(selection.profile.as_deref(), &source, local)?;
     if let Some(dir) = &selection.dir {
+        check_dir(dir, &local.home, "--dir".into(), true)?;
         profile.dir = dir.clone();
         profile.dir_is_default = false;
     }
@@ -386,6 +558,9 @@ pub fn resolve(selection: &Selection, local: &LocalDirs) -> Result<(Profile, Con
 /// with `--dir` applied: what `refresh --all-profiles` covers.
 pub fn resolve_all(selection: &Selection, local: &LocalDirs) -> Result<Vec<Profile>> {
     let (config, source) = Config::load(selection, local)?;
+    if let Some(dir) = &selection.dir {
+        check_dir(dir, &local.home, "--dir".into(), true)?;
+    }
     config
         .profile_names()
         .iter()
@@ -476,6 +651,15 @@ mod tests {
             ("[profiles.a]\nlabel = \" \"", "label must not be empty"),
             ("[profiles.a\n", "line 1"),
             ("default_profile = 3", "default_profile"),
+            (
+                "[profiles.a]\ndir = \"/\"",
+                "refusing / as the presence directory",
+            ),
+            ("[profiles.a]\ndir = \"~/\"", "it is the home directory"),
+            (
+                "[profiles.a]\ndir = \"/etc/\"",
+                "it is the system directory /etc",
+            ),
         ];
         for (text, want) in cases {
             let err = profile(text, Some("a")).unwrap_err().to_string();
@@ -546,6 +730,128 @@ mod tests {
                 let _ = c.profile(Some("p"), &src(), &local());
             }
         }
+    }
+
+    #[test]
+    fn refused_dirs_after_normalising() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(tmp.path()).unwrap();
+        std::os::unix::fs::symlink("/", home.join("root-link")).unwrap();
+        std::os::unix::fs::symlink(&home, home.join("home-link")).unwrap();
+        std::os::unix::fs::symlink("/etc", home.join("etc-link")).unwrap();
+        std::fs::create_dir(home.join("Sync")).unwrap();
+        let h = |rest: &str| format!("{}/{rest}", home.display());
+        let refused = [
+            ("/".to_string(), "the root directory"),
+            ("//".into(), "the root directory"),
+            ("/./.".into(), "the root directory"),
+            ("/usr/..".into(), "the root directory"),
+            ("/etc/".into(), "the system directory /etc"),
+            ("/usr/share/..".into(), "the system directory /usr"),
+            ("/tmp".into(), "the system directory /tmp"),
+            ("/proc/".into(), "the system directory /proc"),
+            (h(""), "the home directory"),
+            (h("."), "the home directory"),
+            (h("Sync/.."), "the home directory"),
+            (h("root-link"), "the root directory"),
+            (h("root-link/"), "the root directory"),
+            (h("home-link"), "the home directory"),
+            (h("etc-link"), "the system directory"),
+        ];
+        for (dir, want) in refused {
+            let (what, _) = refused_dir(Path::new(&dir), &home)
+                .unwrap_or_else(|| panic!("{dir} was not refused"));
+            assert!(what.starts_with(want), "{dir}: {what}");
+        }
+        let (_, leads) = refused_dir(&home.join("root-link"), &home).unwrap();
+        assert_eq!(leads.as_deref(), Some(Path::new("/")));
+        for fine in [
+            h("Sync"),
+            h("Sync/presence"),
+            h("root-link/tmp/x"),
+            "/tmp/presence".into(),
+            "/etc/presence".into(),
+        ] {
+            assert_eq!(refused_dir(Path::new(&fine), &home), None, "{fine}");
+        }
+    }
+
+    #[test]
+    fn a_refused_dir_on_the_command_line_is_a_usage_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let local = LocalDirs::under(tmp.path());
+        for dir in ["/", "/var/", "/usr/lib/.."] {
+            let sel = Selection {
+                dir: Some(dir.into()),
+                ..Selection::default()
+            };
+            for err in [
+                resolve(&sel, &local).unwrap_err(),
+                resolve_all(&sel, &local).unwrap_err(),
+            ] {
+                assert_eq!(err.exit_code(), 2, "{dir}");
+                let msg = err.to_string();
+                assert!(msg.contains("refusing") && msg.contains("--dir"), "{msg}");
+            }
+        }
+    }
+
+    /// Loads the configuration at `path`.
+    fn load(path: &Path) -> Result<(Config, ConfigSource)> {
+        let tmp = tempfile::tempdir().unwrap();
+        let sel = Selection {
+            config: Some(path.to_path_buf()),
+            ..Selection::default()
+        };
+        Config::load(&sel, &LocalDirs::under(tmp.path()))
+    }
+
+    #[test]
+    fn config_files_are_bounded_regular_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("fifo.toml");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let big = tmp.path().join("big.toml");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(MAX_CONFIG_BYTES + 1)
+            .unwrap();
+        let huge = tmp.path().join("huge.toml");
+        std::fs::File::create(&huge)
+            .unwrap()
+            .set_len(1 << 40)
+            .unwrap();
+        let zero_link = tmp.path().join("zero.toml");
+        std::os::unix::fs::symlink("/dev/zero", &zero_link).unwrap();
+        let binary = tmp.path().join("binary.toml");
+        std::fs::write(&binary, [0xff, 0xfe, 0x00]).unwrap();
+        let cases = [
+            (fifo.as_path(), "it is a FIFO, not a regular file"),
+            (Path::new("/dev/zero"), "it is a device, not a regular file"),
+            (zero_link.as_path(), "it is a device, not a regular file"),
+            (tmp.path(), "it is a directory, not a regular file"),
+            (
+                big.as_path(),
+                "1048577 bytes, over the 1048576-byte (1 MiB) limit",
+            ),
+            (huge.as_path(), "over the 1048576-byte (1 MiB) limit"),
+            (binary.as_path(), "not UTF-8 text"),
+        ];
+        for (path, want) in cases {
+            let err = load(path).unwrap_err().to_string();
+            assert!(err.contains(want), "{}: {err}", path.display());
+            assert!(err.contains(&path.display().to_string()), "{err}");
+        }
+        // Exactly at the limit is fine.
+        let full = tmp.path().join("full.toml");
+        let mut text = "# padding\n".repeat(MAX_CONFIG_BYTES as usize / 10);
+        text.push_str(&"#".repeat(MAX_CONFIG_BYTES as usize - text.len()));
+        std::fs::write(&full, text).unwrap();
+        assert!(load(&full).unwrap().1.exists);
     }
 
     #[test]

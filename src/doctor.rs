@@ -132,6 +132,16 @@ pub fn run(registry: &Registry, config: &crate::config::ConfigSource, now: f64) 
             ));
             return out;
         }
+        Ok(_) if let Some((what, _)) = crate::config::refused_dir(dir, &registry.local().home) => {
+            // Never advise a chmod of `/`, a home or a system directory.
+            out.push(check(
+                "directory",
+                Status::Fail,
+                format!("{} is {what}, not a records directory", dir.display()),
+                Some("point `dir` at a directory of its own, e.g. ~/Sync/presence".into()),
+            ));
+            return out;
+        }
         Ok(m) => {
             out.push(check(
                 "directory",
@@ -325,4 +335,39 @@ pub fn run(registry: &Registry, config: &crate::config::ConfigSource, now: f64) 
         Err(e) => out.push(check("garbage", Status::Fail, e.to_string(), None)),
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn never_advises_a_chmod_of_a_refused_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let local = crate::LocalDirs::under(tmp.path());
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let (profile, source) =
+            crate::config::resolve(&crate::Selection::default(), &local).unwrap();
+        // A profile built by hand skips the resolver's refusal.
+        for dir in [tmp.path(), Path::new("/"), Path::new("/etc")] {
+            let mut p = profile.clone();
+            p.dir = dir.to_path_buf();
+            let registry = Registry::new(p, local.clone());
+            let checks = run(&registry, &source, crate::unix_now());
+            assert!(
+                checks
+                    .iter()
+                    .all(|c| c.fix.as_ref().is_none_or(|f| !f.contains("chmod"))),
+                "{checks:?}"
+            );
+            assert!(
+                checks
+                    .iter()
+                    .any(|c| c.check == "directory" && c.status == Status::Fail),
+                "{checks:?}"
+            );
+            let err = registry.expire(crate::unix_now(), false).unwrap_err();
+            assert!(err.to_string().contains("refusing"), "{err}");
+        }
+    }
 }

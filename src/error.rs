@@ -78,6 +78,22 @@ pub enum Error {
         file: String,
     },
 
+    /// The presence directory, or a directory above it, became a symlink
+    /// after the directory was resolved; it is not followed.
+    #[error(
+        "presence directory {} cannot be used: {} became a symbolic link after the directory \
+         was resolved, and a symlink is followed only when it is already there at start; \
+         nothing was changed. Find out what replaced it, put the directory back (or point \
+         `dir` at the link's target), and run again",
+        path.display(), link.display()
+    )]
+    DirectoryReplaced {
+        /// The resolved presence directory.
+        path: PathBuf,
+        /// The component that is now a symlink.
+        link: PathBuf,
+    },
+
     /// The owner process given with `--owner-pid` does not exist.
     #[error("owner process {pid} does not exist; pass the pid of a running process to --owner-pid")]
     NoSuchOwner {
@@ -113,6 +129,10 @@ impl ConfigError {
     pub fn exit_code(&self) -> i32 {
         match self {
             ConfigError::UnknownProfile { .. } | ConfigError::NotFound { .. } => 2,
+            ConfigError::RefusedDir {
+                from_command_line: true,
+                ..
+            } => 2,
             _ => 1,
         }
     }
@@ -162,6 +182,38 @@ pub enum ConfigError {
         profile: String,
         /// What is wrong and the fix.
         message: String,
+    },
+
+    /// The configuration file is not a regular file of at most 1 MiB.
+    #[error("cannot use config file {}: {problem}; {fix}", path.display())]
+    Unusable {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+        /// What to do.
+        fix: &'static str,
+    },
+
+    /// A presence directory that `expire` must never clean: `/`, the home
+    /// directory or a top-level system directory.
+    #[error(
+        "refusing {} as the presence directory{}: it is {what}, and `expire` deletes files \
+         there. Set {origin} to a directory of its own, e.g. ~/Sync/presence",
+        dir.display(),
+        match resolved { Some(r) => format!(" (it resolves to {})", r.display()), None => String::new() }
+    )]
+    RefusedDir {
+        /// The directory as given.
+        dir: PathBuf,
+        /// Where it leads, when that differs from `dir`.
+        resolved: Option<PathBuf>,
+        /// What it is (`the root directory`, `the home directory`, `system directory /etc`).
+        what: String,
+        /// Where it was set: `--dir`, or the profile's `dir` in the file.
+        origin: String,
+        /// Whether the command line gave it (a usage error).
+        from_command_line: bool,
     },
 
     /// The selected profile is not defined.

@@ -5,8 +5,11 @@
 //! [`decide`] is pure: given the scanned entries and `now`, it names the files
 //! to delete and why. [`Registry::expire`] then deletes them, each only if it
 //! is still the file that was judged (this device's records under their lock,
-//! other files by an unchanged ctime), never a symlink, never outside the
-//! directory.
+//! every file by an unchanged device, inode and ctime), never a symlink, never
+//! outside the directory: the directory is opened once and every removal is
+//! an `unlinkat` on its fd. Only files whose names and contents are records
+//! (or conflict copies of them), and old temp files named after a record, are
+//! ever candidates; a `notes.json` that is not a record is left alone.
 
 use std::collections::HashSet;
 
@@ -18,7 +21,7 @@ use crate::liveness::{self, State};
 use crate::owner::{self, OwnerState};
 use crate::record::Record;
 use crate::registry::Registry;
-use crate::store::{self, Entry, NameKind};
+use crate::store::{Entry, NameKind, Stamp};
 
 /// How long this device's tombstones stay, so that every device sees the end
 /// before the file goes (sync engines propagate writes before deletes).
@@ -65,9 +68,9 @@ pub struct Garbage {
     pub file: String,
     /// Why.
     pub reason: Reason,
-    /// Its ctime when judged; deleted only if unchanged.
+    /// The file as judged; deleted only if unchanged.
     #[serde(skip)]
-    pub ctime: f64,
+    pub stamp: Stamp,
     /// For this device's records: the version judged (`instance_id`, `seq`).
     #[serde(skip)]
     pub(crate) own: Option<(String, u64)>,
@@ -98,7 +101,7 @@ fn dead_since(e: &Entry, skew: f64) -> f64 {
 /// deleted after the losers that it hides.
 pub fn decide(
     entries: &[Entry],
-    temps: &[(String, f64)],
+    temps: &[(String, Stamp)],
     device: Option<&str>,
     policy: Policy,
     now: f64,
@@ -140,12 +143,12 @@ pub fn decide(
             out.push(garbage(e, reason, device));
         }
     }
-    for (file, ctime) in temps {
-        if now - ctime > TEMP_GRACE {
+    for (file, stamp) in temps {
+        if now - stamp.ctime() > TEMP_GRACE {
             out.push(Garbage {
                 file: file.clone(),
                 reason: Reason::StaleTemp,
-                ctime: *ctime,
+                stamp: *stamp,
                 own: None,
             });
         }
@@ -190,7 +193,7 @@ fn garbage(e: &Entry, reason: Reason, device: Option<&str>) -> Garbage {
     Garbage {
         file: e.file.clone(),
         reason,
-        ctime: e.ctime,
+        stamp: e.stamp,
         own: ours.then(|| (e.record.instance_id.clone(), e.record.seq)),
     }
 }
@@ -208,10 +211,26 @@ pub struct ExpireOutcome {
 
 impl Registry {
     /// Garbage-collects the whole directory (every label: garbage belongs to
-    /// no one) at `now`. With `dry_run`, only reports.
+    /// no one) at `now`. With `dry_run`, only reports. The directory is
+    /// opened once, so one whose path became a symlink is an error
+    /// ([`crate::Error::DirectoryReplaced`]) and nothing is deleted.
     pub fn expire(&self, now: f64, dry_run: bool) -> Result<ExpireOutcome> {
-        let dir = &self.profile.dir;
-        let scan = store::scan(dir)?;
+        // The resolver refuses these already; a Profile built by hand is
+        // checked here, before anything is deleted.
+        if let Some((what, resolved)) =
+            crate::config::refused_dir(&self.profile.dir, &self.local.home)
+        {
+            return Err(crate::ConfigError::RefusedDir {
+                dir: self.profile.dir.clone(),
+                resolved,
+                what,
+                origin: "the profile's `dir`".into(),
+                from_command_line: false,
+            }
+            .into());
+        }
+        let dir = self.dir.open()?;
+        let scan = dir.scan()?;
         let device = self.local.existing_device_id()?;
         let policy = Policy {
             skew: self.profile.skew.as_secs_f64(),
@@ -240,14 +259,14 @@ impl Registry {
                 true
             } else if let Some((instance, seq)) = &g.own {
                 // Ours: under the lock, only if it is still the version judged.
-                let _lock = self.local.lock(dir, &g.file)?;
+                let _lock = self.local.lock(dir.path(), &g.file)?;
                 let same = matches!(
-                    store::read_entry(dir, &g.file),
+                    dir.read_entry(&g.file),
                     Ok(Some(e)) if &e.record.instance_id == instance && e.record.seq == *seq
                 );
-                same && store::remove_if_unchanged(dir, &g.file, g.ctime)?
+                same && dir.remove_if_unchanged(&g.file, g.stamp)?
             } else {
-                store::remove_if_unchanged(dir, &g.file, g.ctime)?
+                dir.remove_if_unchanged(&g.file, g.stamp)?
             };
             if removed {
                 out.removed.push(g);
@@ -263,7 +282,7 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Engine;
+    use crate::store::{self, Engine};
 
     const NOW: f64 = 1_000_000.0;
     const ME: &str = "me";
@@ -284,6 +303,7 @@ mod tests {
             kind: store::classify(file),
             ctime,
             mtime: ctime,
+            stamp: Stamp::default(),
             record: r,
         }
     }
@@ -445,11 +465,112 @@ mod tests {
         );
     }
 
+    /// A registry on `dir` with its local state under `root/name`.
+    fn registry(root: &std::path::Path, name: &str, dir: &std::path::Path) -> Registry {
+        let local = crate::LocalDirs::under(&root.join(name));
+        let sel = crate::Selection {
+            dir: Some(dir.to_path_buf()),
+            ..crate::Selection::default()
+        };
+        let (profile, _) = crate::config::resolve(&sel, &local).unwrap();
+        Registry::new(profile, local).with_host(name)
+    }
+
+    fn publish(r: &Registry, session: &str, now: f64) {
+        let req = crate::PublishRequest {
+            session_id: session.into(),
+            ..crate::PublishRequest::default()
+        };
+        r.publish(&req, now).unwrap();
+    }
+
+    fn names(dir: &std::path::Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_directory_swapped_for_a_symlink_is_never_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let (shared, decoy) = (root.join("shared"), root.join("decoy"));
+        let t = crate::unix_now();
+        // Garbage an hour from now, in both directories.
+        publish(&registry(&root, "other", &shared), "s1", t);
+        publish(&registry(&root, "other", &decoy), "d1", t);
+        let me = registry(&root, "me", &shared);
+        let (before_shared, before_decoy) = (names(&shared), names(&decoy));
+        std::fs::rename(&shared, root.join("shared.away")).unwrap();
+        std::os::unix::fs::symlink(&decoy, &shared).unwrap();
+        for dry_run in [true, false] {
+            match me.expire(t + 7200.0, dry_run) {
+                Err(crate::Error::DirectoryReplaced { link, .. }) => assert_eq!(link, shared),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(names(&decoy), before_decoy);
+        assert_eq!(names(&root.join("shared.away")), before_shared);
+        // The decoy's record was garbage: a registry configured with the
+        // link from the start follows it and deletes it.
+        let through_link = registry(&root, "me", &shared);
+        let out = through_link.expire(t + 7200.0, false).unwrap();
+        assert_eq!(out.removed.len(), 1, "{out:?}");
+        assert!(names(&decoy).is_empty());
+    }
+
+    #[test]
+    fn expire_deletes_only_records_and_temps_named_after_them() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let dir = root.join("shared");
+        let t = crate::unix_now();
+        publish(&registry(root, "other", &dir), "s1", t);
+        let record = names(&dir).pop().unwrap();
+        let own_temp = format!(".{record}.4242.aB3xYz.tmp");
+        let keep = [
+            ("notes.json", r#"{"title": "my notes, no session_id"}"#),
+            ("torn.json", r#"{"session_id": "x", "upd"#),
+            (".notes.tmp", "scratch"),
+            (".notes.json.tmp", "scratch"),
+            (".other.tmp.4242.aB3xYz.tmp", "scratch"),
+        ];
+        for (name, text) in keep {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        std::fs::write(dir.join(&own_temp), "{").unwrap();
+        let out = registry(root, "me", &dir)
+            .expire(t + 7200.0, false)
+            .unwrap();
+        let mut removed: Vec<(&str, Reason)> = out
+            .removed
+            .iter()
+            .map(|g| (g.file.as_str(), g.reason))
+            .collect();
+        removed.sort_by_key(|(f, _)| f.to_string());
+        let mut want = vec![
+            (own_temp.as_str(), Reason::StaleTemp),
+            (record.as_str(), Reason::Garbage),
+        ];
+        want.sort_by_key(|(f, _)| f.to_string());
+        assert_eq!(removed, want);
+        let mut left: Vec<String> = keep.iter().map(|(n, _)| n.to_string()).collect();
+        left.sort();
+        assert_eq!(names(&dir), left);
+    }
+
     #[test]
     fn temps_go_after_ten_minutes() {
+        let at = |t: f64| Stamp {
+            ctime_s: t as i64,
+            ..Stamp::default()
+        };
         let temps = vec![
-            (".a.json.1.x.tmp".to_string(), NOW - 601.0),
-            (".b.json.1.x.tmp".to_string(), NOW - 10.0),
+            (".a.json.1.x.tmp".to_string(), at(NOW - 601.0)),
+            (".b.json.1.x.tmp".to_string(), at(NOW - 10.0)),
         ];
         let g = decide(&[], &temps, Some(ME), POLICY, NOW, |_| false);
         assert_eq!(g.len(), 1);

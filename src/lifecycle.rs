@@ -109,9 +109,9 @@ impl Registry {
         check: impl FnOnce(&Record) -> bool,
         change: impl FnOnce(Record) -> Result<Record>,
     ) -> Result<Option<Record>> {
-        let dir = &self.profile.dir;
-        let _lock = self.local.lock(dir, file)?;
-        let current = match store::read_entry(dir, file) {
+        let dir = self.dir.open()?;
+        let _lock = self.local.lock(dir.path(), file)?;
+        let current = match dir.read_entry(file) {
             Ok(Some(e)) if e.kind == NameKind::Record => e.record,
             _ => return Ok(None),
         };
@@ -119,7 +119,7 @@ impl Registry {
             return Ok(None);
         }
         let new = change(current)?;
-        store::write_atomic(dir, file, &new.to_json())?;
+        dir.write_atomic(file, &new.to_json())?;
         Ok(Some(new))
     }
 
@@ -146,7 +146,7 @@ impl Registry {
         let Some(device) = self.local.existing_device_id()? else {
             return Ok(Vec::new());
         };
-        let scan = store::scan(&self.profile.dir)?;
+        let scan = self.dir.open()?.scan()?;
         let mut steps: Vec<RefreshStep> = scan
             .entries
             .into_iter()

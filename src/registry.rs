@@ -171,12 +171,15 @@ pub struct Registry {
     pub(crate) profile: Profile,
     pub(crate) local: LocalDirs,
     pub(crate) host: String,
+    /// The profile's directory, resolved once.
+    pub(crate) dir: store::SharedDir,
 }
 
 impl Registry {
     /// A registry for `profile`, with this device's local state in `local`.
     pub fn new(profile: Profile, local: LocalDirs) -> Self {
         Registry {
+            dir: store::SharedDir::new(&profile.dir),
             profile,
             local,
             host: local::hostname(),
@@ -282,11 +285,12 @@ impl Registry {
 
         let file = store::file_name(&record.instance_id, &record.session_id);
         store::ensure_dir(&self.profile.dir)?;
-        let _lock = self.local.lock(&self.profile.dir, &file)?;
+        let dir = self.dir.open()?;
+        let _lock = self.local.lock(dir.path(), &file)?;
         let mut warnings = warnings;
         record.seq = 1;
         record.started_at = Some(now);
-        if let Ok(Some(old)) = store::read_entry(&self.profile.dir, &file) {
+        if let Ok(Some(old)) = dir.read_entry(&file) {
             let old = old.record;
             if old.profile != record.profile && old.ended_at.is_none() {
                 return Err(Error::InvalidRecord {
@@ -311,7 +315,8 @@ impl Registry {
         }
         record.updated_at = Some(now);
         record.expires_at = Some(now + ttl.as_secs_f64());
-        let path = store::write_atomic(&self.profile.dir, &file, &record.to_json())?;
+        dir.write_atomic(&file, &record.to_json())?;
+        let path = self.profile.dir.join(&file);
         Ok(Published {
             record,
             path,
@@ -385,6 +390,7 @@ impl Registry {
                         kind: raw.kind,
                         ctime: raw.ctime,
                         mtime: raw.mtime,
+                        stamp: raw.stamp,
                         bytes: raw.bytes.into(),
                     })
                 }),
@@ -392,7 +398,7 @@ impl Registry {
             merge_best(groups, key, best);
             Ok(())
         };
-        let (parts, mut report) = store::scan_fold_raw(&self.profile.dir, HashMap::new, fold)?;
+        let (parts, mut report) = self.dir.open()?.scan_fold_raw(HashMap::new, fold)?;
         let mut parts = parts.into_iter();
         let mut groups = parts.next().unwrap_or_default();
         for part in parts {
@@ -409,6 +415,7 @@ impl Registry {
                 kind: k.kind,
                 ctime: k.ctime,
                 mtime: k.mtime,
+                stamp: k.stamp,
                 bytes: &k.bytes,
             };
             match raw.parse() {
@@ -428,7 +435,7 @@ impl Registry {
 
     /// `list --all`: every record, each group's losers after its winner.
     fn list_all(&self, opts: ListOptions, now: f64) -> Result<Listing> {
-        let scan = store::scan(&self.profile.dir)?;
+        let scan = self.dir.open()?.scan()?;
         let device = self.local.existing_device_id()?;
         let show = self.show_set(opts.all_profiles);
         let entries: Vec<Entry> = scan
@@ -522,8 +529,7 @@ impl Registry {
             // This device never published: nothing of ours can be there.
             return Ok(outcome);
         };
-        let dir = &self.profile.dir;
-        let scan = store::scan(dir)?;
+        let scan = self.dir.open()?.scan()?;
         for e in scan.entries {
             let r = &e.record;
             let ours = e.kind == NameKind::Record
@@ -567,6 +573,7 @@ struct Kept {
     kind: NameKind,
     ctime: f64,
     mtime: f64,
+    stamp: store::Stamp,
     bytes: Box<[u8]>,
 }
 

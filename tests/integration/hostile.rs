@@ -277,3 +277,135 @@ fn a_file_that_is_exactly_at_the_limit_is_read() {
     std::fs::write(w.shared().join("edge.json"), &text).unwrap();
     assert_eq!(sessions(&a.list(&[])), ["edge"]);
 }
+
+/// Runs `presence` with `args`, killing it if it has not finished in 10 s.
+fn run_bounded(d: &Device, args: &[&str]) -> Run {
+    let mut child = d
+        .cmd()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(10) {
+            child.kill().unwrap();
+            panic!("{args:?} hung");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    Run {
+        args: args.iter().map(|s| s.to_string()).collect(),
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn a_config_that_is_a_fifo_or_a_device_is_an_error_not_a_hang() {
+    let w = World::new();
+    let a = w.device("a");
+    let fifo = w.tmp.path().join("config-fifo.toml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let fifo = fifo.to_str().unwrap();
+    for (path, what) in [(fifo, "a FIFO"), ("/dev/zero", "a device")] {
+        for command in [&["list"][..], &["doctor"], &["config", "show"]] {
+            let mut args = vec!["--config", path];
+            args.extend_from_slice(command);
+            let out = run_bounded(&a, &args).code(1);
+            let text = format!("{}{}", out.stdout, out.stderr);
+            assert!(
+                text.contains(path) && text.contains(what) && text.contains("regular TOML file"),
+                "{args:?}: {text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_root_home_and_system_dirs_are_refused() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    let home = a.root.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    symlink("/", home.join("link")).unwrap();
+    let out = a.run(&["--dir", "/", "expire"]).code(2);
+    assert!(
+        out.stderr.contains("refusing / as the presence directory") && out.stderr.contains("--dir"),
+        "{}",
+        out.stderr
+    );
+    a.run(&["--dir", "/usr/./", "list"]).code(2);
+    a.run(&["--dir", "/etc/..", "publish", "--session", "s"])
+        .code(2);
+    let home_dir = home.to_str().unwrap();
+    a.run(&["--dir", &format!("{home_dir}/"), "list"]).code(2);
+    a.write_config("[profiles.default]\ndir = \"~/link\"\n");
+    let out = a.run(&["expire"]).code(1);
+    assert!(
+        out.stderr.contains("resolves to /") && out.stderr.contains("config.toml"),
+        "{}",
+        out.stderr
+    );
+    let doctor = a.run(&["doctor"]).code(1);
+    assert!(doctor.stdout.contains("refusing"), "{}", doctor.stdout);
+    assert!(!doctor.stdout.contains("chmod"), "{}", doctor.stdout);
+}
+
+#[test]
+fn a_configured_symlinked_dir_works_for_publish_list_and_expire() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    let real = w.tmp.path().join("real-sync");
+    std::fs::create_dir_all(real.join("presence")).unwrap();
+    let home = a.root.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    symlink(&real, home.join("Sync")).unwrap();
+    a.write_config(
+        "[profiles.default]\ndir = \"~/Sync/presence\"\nskew = \"0s\"\ngc_after = \"0s\"\n",
+    );
+    a.publish("s1", &[]);
+    assert_eq!(sessions(&a.list(&[])), ["s1"]);
+    let t = now();
+    write_record(
+        &real.join("presence"),
+        "other.old.json",
+        &json!({"session_id": "old", "profile": "default", "updated_at": t - 1000.0,
+                "expires_at": t - 910.0}),
+    );
+    let files = |dir: &std::path::Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(files(&real.join("presence")).len(), 2);
+    let out = a.json(&["expire", "--json"]);
+    let removed: Vec<&str> = out["removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(removed, ["other.old.json"]);
+    let left = files(&real.join("presence"));
+    assert_eq!(left.len(), 1);
+    assert!(left[0].ends_with(".s1.json"), "{left:?}");
+    assert!(
+        home.join("Sync")
+            .symlink_metadata()
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
