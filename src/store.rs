@@ -268,8 +268,8 @@ impl DirHandle {
     /// Reads one record file safely into `buf`: never follows a symlink, never
     /// blocks on a FIFO or device (`O_NONBLOCK`), checks the type and size
     /// with `fstat` before reading and never reads past the limit. Returns
-    /// `(ctime, mtime)`, or `Ok(None)` when the file vanished meanwhile.
-    fn read(&self, name: &str, buf: &mut Vec<u8>) -> Result<Option<(f64, f64)>, SkipReason> {
+    /// the file's [`Stamp`], or `Ok(None)` when the file vanished meanwhile.
+    fn read(&self, name: &str, buf: &mut Vec<u8>) -> Result<Option<Stamp>, SkipReason> {
         use rustix::fs::{Mode, OFlags};
         use rustix::io::Errno;
         let flags =
@@ -315,10 +315,7 @@ impl DirHandle {
             }
         }
         buf.truncate(len);
-        Ok(Some((
-            secs(st.st_ctime, st.st_ctime_nsec as i64),
-            secs(st.st_mtime, st.st_mtime_nsec as i64),
-        )))
+        Ok(Some(Stamp::of(&st)))
     }
 
     fn entry(
@@ -327,14 +324,14 @@ impl DirHandle {
         kind: NameKind,
         buf: &mut Vec<u8>,
     ) -> Result<Option<Entry>, SkipReason> {
-        let Some((ctime, mtime)) = self.read(name, buf)? else {
+        let Some(stamp) = self.read(name, buf)? else {
             return Ok(None);
         };
         let raw = Raw {
             file: name,
             kind,
-            ctime,
-            mtime,
+            ctime: stamp.ctime(),
+            mtime: stamp.mtime(),
             bytes: buf,
         };
         raw.parse().map(Some)
@@ -471,23 +468,18 @@ pub fn scan_fold_raw<S: Send>(
         }
         candidates.push((name.into(), kind));
     }
-    let threads = if candidates.len() < PARALLEL_FROM {
-        1
-    } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
-    };
     let work = |chunk: &[(Box<str>, NameKind)]| {
         let mut state = init();
         let mut skipped = Vec::new();
         let mut buf = Vec::with_capacity(4096);
         for (name, kind) in chunk {
             let outcome = match handle.read(name, &mut buf) {
-                Ok(Some((ctime, mtime))) => {
+                Ok(Some(stamp)) => {
                     let raw = Raw {
                         file: name,
                         kind: *kind,
-                        ctime,
-                        mtime,
+                        ctime: stamp.ctime(),
+                        mtime: stamp.mtime(),
                         bytes: &buf,
                     };
                     fold(&mut state, raw)
@@ -504,27 +496,166 @@ pub fn scan_fold_raw<S: Send>(
         }
         (state, skipped)
     };
-    let results: Vec<(S, Vec<Skipped>)> = if threads == 1 {
-        vec![work(&candidates)]
-    } else {
-        let size = candidates.len().div_ceil(threads);
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = candidates
-                .chunks(size)
-                .map(|chunk| scope.spawn(|| work(chunk)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        })
-    };
+    let results = in_parallel(&candidates, work);
     let mut states = Vec::with_capacity(results.len());
     for (state, skipped) in results {
         states.push(state);
         report.skipped.extend(skipped);
     }
     Ok((states, report))
+}
+
+/// Runs `work` on chunks of `items`: on one thread below [`PARALLEL_FROM`]
+/// items, else on up to `available_parallelism` (at most 8) threads.
+fn in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> R + Sync) -> Vec<R> {
+    let threads = if items.len() < PARALLEL_FROM {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    };
+    if threads == 1 {
+        return vec![work(items)];
+    }
+    let size = items.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(size)
+            .map(|chunk| scope.spawn(|| work(chunk)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
+/// What `fstat` says of a file, enough to tell whether it changed since it
+/// was last read without reading it: the inode (a rewrite by rename is a new
+/// one), the size, and the change and modification times to the nanosecond.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    ino: u64,
+    size: u64,
+    ctime: (i64, i64),
+    mtime: (i64, i64),
+}
+
+impl Stamp {
+    // The field types of `stat` differ between platforms.
+    #[allow(clippy::unnecessary_cast)]
+    fn of(st: &rustix::fs::Stat) -> Stamp {
+        Stamp {
+            ino: st.st_ino as u64,
+            size: u64::try_from(st.st_size).unwrap_or(0),
+            ctime: (st.st_ctime as i64, st.st_ctime_nsec as i64),
+            mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+        }
+    }
+
+    /// Change time (Unix seconds, this machine's clock).
+    pub fn ctime(&self) -> f64 {
+        secs(self.ctime.0, self.ctime.1)
+    }
+
+    /// Modification time (Unix seconds).
+    pub fn mtime(&self) -> f64 {
+        secs(self.mtime.0, self.mtime.1)
+    }
+}
+
+/// The outcome of reading one file with [`Dir::read_each`]: its stamp and
+/// contents, `Ok(None)` when it vanished, or why it is not a record.
+pub type ReadOutcome<'a> = Result<Option<(Stamp, &'a [u8])>, SkipReason>;
+
+/// The directory opened once, for a reader that comes back to single files
+/// again and again (a watcher): the record names, a file's [`Stamp`] without
+/// opening it, and reads with the safety rules of a scan, all relative to one
+/// directory fd.
+pub struct Dir {
+    handle: DirHandle,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Dir {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dir").field("path", &self.path).finish()
+    }
+}
+
+impl Dir {
+    /// Opens `dir`; `Ok(None)` when it does not exist.
+    pub fn open(dir: &Path) -> Result<Option<Dir>> {
+        match DirHandle::open(dir) {
+            Ok(handle) => Ok(Some(Dir {
+                handle,
+                path: dir.to_path_buf(),
+            })),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io("open directory", dir, e)),
+        }
+    }
+
+    /// The names a scan would read — records and conflict copies, valid
+    /// UTF-8, not known (by `d_type`) to be anything but a regular file —
+    /// with their kinds. Nothing is opened.
+    pub fn records(&self) -> Result<Vec<(Box<str>, NameKind)>> {
+        let rd =
+            fs::read_dir(&self.path).map_err(|e| Error::io("list directory", &self.path, e))?;
+        let mut out = Vec::new();
+        for dirent in rd {
+            let dirent = dirent.map_err(|e| Error::io("list directory", &self.path, e))?;
+            let os_name = dirent.file_name();
+            let Some(name) = os_name.to_str() else {
+                continue;
+            };
+            let kind = classify(name);
+            if !matches!(kind, NameKind::Record | NameKind::ConflictCopy(_)) {
+                continue;
+            }
+            if let Ok(ft) = dirent.file_type()
+                && !ft.is_file()
+            {
+                continue;
+            }
+            out.push((name.into(), kind));
+        }
+        Ok(out)
+    }
+
+    /// The stamp of `name` (`fstatat`, never following a symlink), without
+    /// opening it; `Ok(None)` when it does not exist.
+    pub fn stamp(&self, name: &str) -> io::Result<Option<Stamp>> {
+        match rustix::fs::statat(&self.handle.0, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some(Stamp::of(&st))),
+            Err(rustix::io::Errno::NOENT) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Reads the named files with the safety rules of a scan — on several
+    /// threads for large batches, as a scan does — and hands each outcome to
+    /// `fold`, which folds it into its thread's state made by `init`. The
+    /// states are returned in no particular order.
+    pub fn read_each<S: Send>(
+        &self,
+        names: &[Box<str>],
+        init: impl Fn() -> S + Sync,
+        fold: impl Fn(&mut S, &str, ReadOutcome<'_>) + Sync,
+    ) -> Vec<S> {
+        in_parallel(names, |chunk| {
+            let mut state = init();
+            let mut buf = Vec::with_capacity(4096);
+            for name in chunk {
+                let outcome = match self.handle.read(name, &mut buf) {
+                    Ok(Some(stamp)) => Ok(Some((stamp, &buf[..]))),
+                    Ok(None) => Ok(None),
+                    Err(reason) => Err(reason),
+                };
+                fold(&mut state, name, outcome);
+            }
+            state
+        })
+    }
 }
 
 /// Scans `dir` into a list of every record (see [`scan_fold`]).
