@@ -202,7 +202,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             break
         }
         'presence;watch' {
-            [CompletionResult]::new('--poll', '--poll', [CompletionResultType]::ParameterName, 'Poll the directory every DUR instead of using native file events (for network and FUSE mounts) [default DUR: 2s]')
+            [CompletionResult]::new('--poll', '--poll', [CompletionResultType]::ParameterName, 'Poll the directory every DUR instead of using native file events (for network and FUSE mounts) [default DUR: 2s, at least 100ms]')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')

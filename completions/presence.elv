@@ -190,7 +190,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand --help 'Print help'
         }
         &'presence;watch'= {
-            cand --poll 'Poll the directory every DUR instead of using native file events (for network and FUSE mounts) [default DUR: 2s]'
+            cand --poll 'Poll the directory every DUR instead of using native file events (for network and FUSE mounts) [default DUR: 2s, at least 100ms]'
             cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
             cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
             cand --dir 'Use this records directory instead of the profile''s, this once'

@@ -394,6 +394,11 @@ impl<'a> Probe<'a> {
         &self.profile
     }
 
+    /// The runtime session id.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
     /// The dedupe group key, as [`Record::group_key`] computes it.
     pub fn group_key(&self) -> (&str, &str, &str) {
         group_key(

@@ -109,6 +109,17 @@ pub struct Row {
 }
 
 impl Row {
+    /// Recomputes the fields that count from `now` (`age_s`,
+    /// `claimed_age_s`, `expires_in_s`) for a record whose file has `ctime`,
+    /// so that a row kept across time (by a watcher) says what a listing
+    /// would say now.
+    pub(crate) fn retime(&mut self, ctime: f64, now: f64, skew: f64) {
+        self.age_s = round_ms(now - ctime);
+        self.claimed_age_s = self.record.updated_at.map(|u| round_ms(now - u));
+        self.expires_in_s =
+            liveness::deadline(&self.record, ctime, skew).map(|d| round_ms(d - now));
+    }
+
     /// The names of the fields of a row's JSON form (`list --json`), for
     /// templates: the record's fields, the computed ones, and the two that
     /// only losers of `--all` carry.
@@ -326,7 +337,7 @@ impl Registry {
     }
 
     /// The labels this registry shows, given the options.
-    fn show_set(&self, all_profiles: bool) -> ShowSet {
+    pub(crate) fn show_set(&self, all_profiles: bool) -> ShowSet {
         if all_profiles {
             ShowSet::All
         } else {
@@ -463,24 +474,26 @@ impl Registry {
         })
     }
 
-    fn row(&self, e: Entry, device: Option<&str>, now: f64, skew: f64) -> Row {
+    pub(crate) fn row(&self, e: Entry, device: Option<&str>, now: f64, skew: f64) -> Row {
         let state = liveness::state(&e.record, e.ctime, now, skew);
         let mut record = e.record;
         let redactions = redact::redact_record(&mut record);
-        Row {
+        let mut row = Row {
             local: device.is_some_and(|d| d == record.device_id),
             file: e.file,
             live: state == State::Live,
             state: state.as_str(),
             conflict_copy: matches!(e.kind, NameKind::ConflictCopy(_)),
-            age_s: round_ms(now - e.ctime),
-            claimed_age_s: record.updated_at.map(|u| round_ms(now - u)),
-            expires_in_s: liveness::deadline(&record, e.ctime, skew).map(|d| round_ms(d - now)),
+            age_s: 0.0,
+            claimed_age_s: None,
+            expires_in_s: None,
             superseded_by: None,
             lost_because: None,
             redactions,
             record,
-        }
+        };
+        row.retime(e.ctime, now, skew);
+        row
     }
 
     /// The newest record (live or not) whose `session_id` or `session_key` is

@@ -227,19 +227,27 @@ fn is_own_temp(rest: &str) -> bool {
         && classify(target) == NameKind::Record
 }
 
-/// Which file a directory entry was when it was judged: a later operation on
-/// the name acts only if it still finds the same file (same device, inode and
-/// change time), not one that took its place.
+/// Which file a directory entry was when it was judged, and enough of what
+/// `fstat` says to tell whether it changed without reading it: a later
+/// operation on the name acts only if it still finds the same file (same
+/// device, inode, size, change and modification times), not one that took
+/// its place; a watcher re-reads only files whose stamp changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Stamp {
     /// Device of the file system.
     pub dev: u64,
-    /// Inode number.
+    /// Inode number (a rewrite by rename is a new one).
     pub ino: u64,
+    /// Size in bytes.
+    pub size: u64,
     /// Change time, seconds part.
     pub ctime_s: i64,
     /// Change time, nanoseconds part.
     pub ctime_ns: i64,
+    /// Modification time, seconds part.
+    pub mtime_s: i64,
+    /// Modification time, nanoseconds part.
+    pub mtime_ns: i64,
 }
 
 impl Stamp {
@@ -249,14 +257,22 @@ impl Stamp {
         Stamp {
             dev: st.st_dev as u64,
             ino: st.st_ino as u64,
+            size: u64::try_from(st.st_size).unwrap_or(0),
             ctime_s: st.st_ctime as i64,
             ctime_ns: st.st_ctime_nsec as i64,
+            mtime_s: st.st_mtime as i64,
+            mtime_ns: st.st_mtime_nsec as i64,
         }
     }
 
-    /// The change time as Unix seconds.
+    /// The change time as Unix seconds (this machine's clock).
     pub fn ctime(&self) -> f64 {
         secs(self.ctime_s, self.ctime_ns)
+    }
+
+    /// The modification time as Unix seconds.
+    pub fn mtime(&self) -> f64 {
+        secs(self.mtime_s, self.mtime_ns)
     }
 }
 
@@ -685,6 +701,86 @@ impl Dir {
         })
     }
 
+    /// Opens `dir` (following symlinks in it, as its caller named it);
+    /// `Ok(None)` when it does not exist.
+    pub fn open(dir: &Path) -> Result<Option<Dir>> {
+        let d = Dir::open_path(dir)?;
+        Ok(d.exists().then_some(d))
+    }
+
+    /// The names a scan would read — records and conflict copies, valid
+    /// UTF-8, not known (by `d_type`) to be anything but a regular file —
+    /// with their kinds. Nothing is opened.
+    pub fn records(&self) -> Result<Vec<(Box<str>, NameKind)>> {
+        use rustix::fs::FileType;
+        let Some(handle) = &self.handle else {
+            return Ok(Vec::new());
+        };
+        let list_err = |e: rustix::io::Errno| Error::io("list directory", &self.path, e.into());
+        let rd = rustix::fs::Dir::read_from(&handle.0).map_err(list_err)?;
+        let mut out = Vec::new();
+        for dirent in rd {
+            let dirent = dirent.map_err(list_err)?;
+            let Ok(name) = std::str::from_utf8(dirent.file_name().to_bytes()) else {
+                continue;
+            };
+            let kind = classify(name);
+            if !matches!(kind, NameKind::Record | NameKind::ConflictCopy(_)) {
+                continue;
+            }
+            let ft = dirent.file_type();
+            if ft != FileType::RegularFile && ft != FileType::Unknown {
+                continue;
+            }
+            out.push((name.into(), kind));
+        }
+        Ok(out)
+    }
+
+    /// The stamp of `name` (`fstatat`, never following a symlink), without
+    /// opening it; `Ok(None)` when it (or the directory) does not exist.
+    pub fn stamp(&self, name: &str) -> io::Result<Option<Stamp>> {
+        let Some(handle) = &self.handle else {
+            return Ok(None);
+        };
+        if !is_plain_name(name) {
+            return Ok(None);
+        }
+        match rustix::fs::statat(&handle.0, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Ok(Some(Stamp::of(&st))),
+            Err(rustix::io::Errno::NOENT) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Reads the named files with the safety rules of a scan — on several
+    /// threads for large batches, as a scan does — and hands each outcome to
+    /// `fold`, which folds it into its thread's state made by `init`. The
+    /// states are returned in no particular order.
+    pub fn read_each<S: Send>(
+        &self,
+        names: &[Box<str>],
+        init: impl Fn() -> S + Sync,
+        fold: impl Fn(&mut S, &str, ReadOutcome<'_>) + Sync,
+    ) -> Vec<S> {
+        in_parallel(names, |chunk| {
+            let mut state = init();
+            let mut buf = Vec::with_capacity(4096);
+            for name in chunk {
+                let outcome = match &self.handle {
+                    Some(h) if is_plain_name(name) => match h.read(name, &mut buf) {
+                        Ok(Some((stamp, _))) => Ok(Some((stamp, &buf[..]))),
+                        Ok(None) => Ok(None),
+                        Err(reason) => Err(reason),
+                    },
+                    _ => Ok(None),
+                };
+                fold(&mut state, name, outcome);
+            }
+            state
+        })
+    }
+
     /// Reads one record file safely. `Ok(None)` when it (or the directory)
     /// is missing.
     pub fn read_entry(&self, file: &str) -> Result<Option<Entry>, SkipReason> {
@@ -913,6 +1009,34 @@ impl Dir {
         }
         written
     }
+}
+
+/// The outcome of reading one file with [`Dir::read_each`]: its stamp and
+/// contents, `Ok(None)` when it vanished, or why it is not a record.
+pub type ReadOutcome<'a> = Result<Option<(Stamp, &'a [u8])>, SkipReason>;
+
+/// Runs `work` on chunks of `items`: on one thread below [`PARALLEL_FROM`]
+/// items, else on up to `available_parallelism` (at most 8) threads.
+fn in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> R + Sync) -> Vec<R> {
+    let threads = if items.len() < PARALLEL_FROM {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    };
+    if threads == 1 {
+        return vec![work(items)];
+    }
+    let size = items.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(size)
+            .map(|chunk| scope.spawn(|| work(chunk)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
 }
 
 /// A name that stays in the directory: one path component, not `.` or `..`.

@@ -4,30 +4,56 @@
 //! A [`Watcher`] wraps the `notify` crate's recommended watcher (inotify,
 //! FSEvents, …) and adds what file events cannot provide:
 //!
-//! - **coalescing**: a burst of writes (an atomic rename is several events; a
-//!   sync engine may land hundreds of files) becomes one rescan, so one record
-//!   rewritten many times yields at most one `update` per rescan;
+//! - **filtering**: only changes to the directory's entries wake it —
+//!   creation, writes, renames, deletion, attribute changes — and only for
+//!   names that can be records. Opens, reads and closes without a write, the
+//!   watcher's own or any reader's, never do (on Linux the kernel is not
+//!   even asked for them; see `watch/backend.rs`), so an idle directory
+//!   costs nothing however often it is read.
+//! - **re-reading only what changed**: the watcher keeps, per file, its
+//!   [`Stamp`] and the few fields dedupe and liveness need (as a
+//!   [`Probe`] reads them); an event re-reads just the files it names and
+//!   recomputes just their groups, with the dedupe rank and the liveness rule
+//!   of `list`. Only live winners are parsed in full.
+//! - **coalescing**: a burst of events (an atomic rename is several; a sync
+//!   engine may land hundreds of files) is handled as one batch, so one
+//!   record rewritten many times yields at most one `update` per batch;
 //! - **an expiry timer**: nothing happens on disk when a record expires, so
 //!   the watcher wakes at the earliest deadline of the live set;
-//! - **a periodic full rescan** as a safety net for filesystems that drop
-//!   events, and a rescan on every overflow notice.
+//! - **a full rescan** after an overflow notice or a backend error, when the
+//!   directory itself is moved or deleted, and as a safety net every
+//!   [`WatchOptions::rescan`] (5 min). A rescan lists the directory, compares
+//!   each file's stamp (`fstatat`: inode, size, ctime and mtime to the
+//!   nanosecond) with the one last read, and reads only the files that
+//!   differ. It still costs a `stat` per file — tens of milliseconds of CPU
+//!   at 100 000 files — hence the long interval: inotify does not drop events
+//!   silently but reports an overflow, which rescans at once.
 //!
 //! On network and FUSE mounts native events do not arrive; there
-//! [`WatchOptions::poll`] replaces them with a full rescan at that interval.
-//! (notify's own poll watcher compares modification times in whole seconds,
-//! so it misses a record rewritten twice within a second; a rescan reads the
-//! records anyway, and compares what matters.)
+//! [`WatchOptions::poll`] replaces them with that same rescan at the given
+//! interval (at least [`MIN_POLL`]). A record rewritten in place, to the same
+//! size, within one tick of the filesystem's timestamp clock after a poll
+//! looked at it keeps its stamp and goes unnoticed until it changes again;
+//! atomic writes (a new inode each time) never do.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use notify::RecursiveMode;
 use serde::Serialize;
 
+use crate::config::ShowSet;
+use crate::dedupe::Rank;
 use crate::error::{Error, Result};
-use crate::registry::{ListOptions, Registry, Row};
+use crate::liveness::{self, State};
+use crate::record::Probe;
+use crate::registry::{Registry, Row};
+use crate::store::{self, Dir, Stamp};
+
+mod backend;
+
+use backend::{Backend, Msg};
 
 /// Why a session left the live set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -94,7 +120,14 @@ pub struct Snapshot {
     /// Live groups by key.
     pub live: BTreeMap<Key, Row>,
     /// Every group's winner (live or not) by key.
-    winners: BTreeMap<Key, Row>,
+    winners: BTreeMap<Key, Winner>,
+}
+
+/// What the reason of a departure needs to know of a group's winner.
+#[derive(Debug, Clone)]
+struct Winner {
+    session_id: String,
+    ended: bool,
 }
 
 impl Snapshot {
@@ -103,10 +136,14 @@ impl Snapshot {
     pub fn from_rows(rows: Vec<Row>) -> Self {
         let mut s = Snapshot::default();
         for row in rows.into_iter().filter(|r| r.superseded_by.is_none()) {
+            let winner = Winner {
+                session_id: row.record.session_id.clone(),
+                ended: row.record.ended_at.is_some(),
+            };
+            s.winners.insert(key(&row), winner);
             if row.live {
-                s.live.insert(key(&row), row.clone());
+                s.live.insert(key(&row), row);
             }
-            s.winners.insert(key(&row), row);
         }
         s
     }
@@ -114,9 +151,7 @@ impl Snapshot {
     /// The live rows, newest first (as `list` orders them).
     pub fn rows(&self) -> Vec<Row> {
         let mut rows: Vec<Row> = self.live.values().cloned().collect();
-        rows.sort_by(|a, b| {
-            crate::dedupe::newer((&b.record, b.file.as_str()), (&a.record, a.file.as_str()))
-        });
+        newest_first(&mut rows);
         rows
     }
 
@@ -127,6 +162,13 @@ impl Snapshot {
             .filter_map(|r| r.expires_in_s.map(|e| now + e))
             .min_by(f64::total_cmp)
     }
+}
+
+/// Sorts rows as `list` does: newest first.
+fn newest_first(rows: &mut [Row]) {
+    rows.sort_by(|a, b| {
+        crate::dedupe::newer((&b.record, b.file.as_str()), (&a.record, a.file.as_str()))
+    });
 }
 
 /// The fields compared for `update`.
@@ -200,10 +242,8 @@ pub fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
             }
             None => {
                 let reason = match new.winners.get(k) {
-                    Some(w) if w.record.ended_at.is_some() => DownReason::Cleared,
-                    Some(w) if w.record.session_id != before.record.session_id => {
-                        DownReason::Superseded
-                    }
+                    Some(w) if w.ended => DownReason::Cleared,
+                    Some(w) if w.session_id != before.record.session_id => DownReason::Superseded,
                     Some(_) => DownReason::Expired,
                     // The file is gone: deleted by its writer (Hermes Agent
                     // clears by deleting) or by `expire`.
@@ -230,17 +270,23 @@ pub fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
     events
 }
 
+/// The shortest poll interval; [`Watcher::new`] raises shorter ones to it.
+/// A poll costs a `stat` of every file, so polling faster only burns CPU.
+pub const MIN_POLL: Duration = Duration::from_millis(100);
+
 /// How a [`Watcher`] watches.
 #[derive(Debug, Clone, Copy)]
 pub struct WatchOptions {
-    /// Rescan at this interval instead of listening for native events.
+    /// Rescan at this interval instead of listening for native events (at
+    /// least [`MIN_POLL`]).
     pub poll: Option<Duration>,
     /// After the first file event, wait until events pause this long
     /// (default 10 ms)…
     pub quiet: Duration,
     /// …but no longer than this after the first (default 100 ms).
     pub max_delay: Duration,
-    /// Full rescan at least this often (default 30 s).
+    /// With native events, rescan (stat every file, read those that changed)
+    /// at least this often (default 5 min); with `poll`, the poll interval.
     pub rescan: Duration,
     /// Show every label, as `list --all-profiles`.
     pub all_profiles: bool,
@@ -252,15 +298,159 @@ impl Default for WatchOptions {
             poll: None,
             quiet: Duration::from_millis(10),
             max_delay: Duration::from_millis(100),
-            rescan: Duration::from_secs(30),
+            rescan: Duration::from_secs(300),
             all_profiles: false,
         }
     }
 }
 
-enum Msg {
-    Fs,
-    Failed(String),
+/// Counters of the work a [`Watcher`] did since it started (for tests and
+/// benchmarks).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WatchStats {
+    /// Full looks at the directory: the first, and those after an overflow,
+    /// a backend error, a moved directory, the safety-net interval, or each
+    /// poll. Each lists the directory and stats every record file.
+    pub rescans: u64,
+    /// Wake-ups for file events (each a coalesced batch).
+    pub batches: u64,
+    /// Record files opened and read.
+    pub files_read: u64,
+}
+
+/// What one wake-up collected.
+#[derive(Default)]
+struct Pending {
+    names: HashSet<Box<str>>,
+    rescan: bool,
+    rearm: bool,
+}
+
+/// What the watcher knows of one record file.
+struct Known {
+    /// The last rescan that listed it (those it did not are gone).
+    look: u64,
+    /// As of the last read; `None` if it could not be taken.
+    stamp: Option<Stamp>,
+    /// `None` for a file that is not a record this profile shows.
+    probe: Option<Probed>,
+}
+
+/// A dedupe group's key as one string: `profile`, `client or source` and
+/// `endpoint or session_id` joined by NULs, as `list` joins them (one
+/// allocation per file instead of three).
+type GroupId = Box<str>;
+
+/// The snapshot key of a group.
+fn split_id(id: &str) -> Key {
+    let mut parts = id.splitn(3, '\0').map(str::to_owned);
+    let mut next = || parts.next().unwrap_or_default();
+    (next(), next(), next())
+}
+
+/// The fields of a record that dedupe and liveness need, owned.
+struct Probed {
+    key: GroupId,
+    session_id: Box<str>,
+    updated_at: Option<f64>,
+    seq: u64,
+    /// `[updated_at, expires_at, ended_at]`, as [`liveness::state_of`] takes them.
+    times: [Option<f64>; 3],
+    ctime: f64,
+}
+
+impl Probed {
+    fn new(p: &Probe<'_>, ctime: f64) -> Probed {
+        let (a, b, c) = p.group_key();
+        Probed {
+            key: format!("{a}\0{b}\0{c}").into(),
+            session_id: p.session_id().into(),
+            updated_at: p.updated_at,
+            seq: p.seq,
+            times: [p.updated_at, p.expires_at, p.ended_at],
+            ctime,
+        }
+    }
+
+    fn rank<'a>(&self, file: &'a str) -> Rank<'a> {
+        Rank::new(self.updated_at.unwrap_or(f64::NEG_INFINITY), self.seq, file)
+    }
+}
+
+/// A live group's row, with what it takes to bring its times up to date.
+struct Live {
+    row: Row,
+    ctime: f64,
+    deadline: Option<f64>,
+}
+
+/// A deadline, ordered (deadlines are finite; `total_cmp` keeps the order total anyway).
+#[derive(Debug, Clone, Copy)]
+struct At(f64);
+
+impl PartialEq for At {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for At {}
+
+impl PartialOrd for At {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for At {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// What a reading thread made of its share of a batch.
+#[derive(Default)]
+struct Batch {
+    /// Each file read, and what it is (`None`: it vanished).
+    read: Vec<(Box<str>, Option<Known>)>,
+    /// The newest file of each group among those read.
+    best: HashMap<GroupId, Fresh>,
+}
+
+impl Batch {
+    fn add_best(&mut self, key: GroupId, fresh: Fresh) {
+        add_best(&mut self.best, key, fresh);
+    }
+}
+
+/// The newest file of a group among those read in a batch, with its bytes
+/// if it is live: the group's winner, if any file read is, can only be this
+/// one, so a batch holds one file's bytes per group (as `list` does), however
+/// many copies a group has.
+struct Fresh {
+    updated: f64,
+    seq: u64,
+    file: Box<str>,
+    bytes: Option<Box<[u8]>>,
+}
+
+impl Fresh {
+    fn rank(&self) -> Rank<'_> {
+        Rank::new(self.updated, self.seq, &self.file)
+    }
+}
+
+fn add_best(best: &mut HashMap<GroupId, Fresh>, key: GroupId, fresh: Fresh) {
+    match best.entry(key) {
+        std::collections::hash_map::Entry::Vacant(v) => {
+            v.insert(fresh);
+        }
+        std::collections::hash_map::Entry::Occupied(mut o) => {
+            if fresh.rank() > o.get().rank() {
+                o.insert(fresh);
+            }
+        }
+    }
 }
 
 /// Watches one profile's directory; see the module docs.
@@ -269,9 +459,19 @@ pub struct Watcher {
     opts: WatchOptions,
     rx: Receiver<Msg>,
     tx: mpsc::Sender<Msg>,
-    _backend: Option<notify::RecommendedWatcher>,
-    snapshot: Snapshot,
+    _backend: Option<Backend>,
+    show: ShowSet,
+    skew: f64,
+    device: Option<String>,
+    files: HashMap<Box<str>, Known>,
+    /// The files of each dedupe group.
+    groups: HashMap<GroupId, HashSet<Box<str>>>,
+    live: HashMap<GroupId, Live>,
+    deadlines: BTreeSet<(At, GroupId)>,
     next_rescan: Instant,
+    /// The clock at the last look, for [`Watcher::live`].
+    now: f64,
+    stats: WatchStats,
     last_backend_error: Option<String>,
 }
 
@@ -279,40 +479,19 @@ impl std::fmt::Debug for Watcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Watcher")
             .field("dir", &self.registry.profile().dir)
-            .field("live", &self.snapshot.live.len())
+            .field("files", &self.files.len())
+            .field("live", &self.live.len())
+            .field("stats", &self.stats)
             .finish()
     }
 }
 
-/// The native watcher, or none when polling.
-fn backend(
-    dir: &Path,
-    opts: &WatchOptions,
-    tx: mpsc::Sender<Msg>,
-) -> Result<Option<notify::RecommendedWatcher>> {
-    if opts.poll.is_some() {
-        return Ok(None);
+/// The native event source, or none when polling.
+fn backend(dir: &Path, opts: &WatchOptions, tx: mpsc::Sender<Msg>) -> Result<Option<Backend>> {
+    match opts.poll {
+        Some(_) => Ok(None),
+        None => backend::start(dir, tx).map(Some),
     }
-    let handler = move |res: notify::Result<notify::Event>| {
-        let msg = match res {
-            Ok(_) => Msg::Fs,
-            Err(e) => Msg::Failed(e.to_string()),
-        };
-        let _ = tx.send(msg);
-    };
-    let watch_err = |e: notify::Error| {
-        Error::io(
-            "watch",
-            dir,
-            std::io::Error::other(format!(
-                "{e}; on network or FUSE mounts try --poll, and on Linux check \
-                 fs.inotify.max_user_watches"
-            )),
-        )
-    };
-    let mut w = notify::recommended_watcher(handler).map_err(watch_err)?;
-    notify::Watcher::watch(&mut w, dir, RecursiveMode::NonRecursive).map_err(watch_err)?;
-    Ok(Some(w))
 }
 
 impl Watcher {
@@ -330,45 +509,326 @@ impl Watcher {
                 ),
             ));
         }
-        let (tx, rx) = mpsc::channel();
-        let backend = backend(&dir, &opts, tx.clone())?;
         let mut opts = opts;
         if let Some(interval) = opts.poll {
+            let interval = interval.max(MIN_POLL);
+            opts.poll = Some(interval);
             opts.rescan = interval;
         }
+        let (tx, rx) = mpsc::channel();
+        let backend = backend(&dir, &opts, tx.clone())?;
         let mut w = Watcher {
+            show: registry.show_set(opts.all_profiles),
+            skew: registry.profile().skew.as_secs_f64(),
             registry,
             opts,
             rx,
             tx,
             _backend: backend,
-            snapshot: Snapshot::default(),
+            device: None,
+            files: HashMap::new(),
+            groups: HashMap::new(),
+            live: HashMap::new(),
+            deadlines: BTreeSet::new(),
             next_rescan: Instant::now() + opts.rescan,
+            now,
+            stats: WatchStats::default(),
             last_backend_error: None,
         };
-        w.snapshot = w.scan(now)?;
+        // The first look's events would be the initial live set, which `live` gives.
+        w.rescan(now, false)?;
         Ok(w)
     }
 
-    /// The current live set, newest first.
+    /// The current live set, newest first, with ages and time left as of
+    /// the last look.
     pub fn live(&self) -> Vec<Row> {
-        self.snapshot.rows()
+        let mut rows: Vec<Row> = self
+            .live
+            .values()
+            .map(|l| {
+                let mut row = l.row.clone();
+                row.retime(l.ctime, self.now, self.skew);
+                row
+            })
+            .collect();
+        newest_first(&mut rows);
+        rows
     }
 
-    fn scan(&mut self, now: f64) -> Result<Snapshot> {
-        // Every group's winner, live or not (losers never matter here).
-        let opts = ListOptions {
-            all: false,
-            include_expired: true,
-            all_profiles: self.opts.all_profiles,
-        };
-        let listing = self.registry.list(opts, now)?;
-        if !listing.dir_exists {
-            self.recover()?;
-            return self.scan(now);
-        }
+    /// What the watcher did so far.
+    pub fn stats(&self) -> WatchStats {
+        self.stats
+    }
+
+    /// Looks at every file: lists the directory, stats each record file and
+    /// reads those whose stamp differs from the last read, then recomputes
+    /// the groups that changed. A vanished directory is waited for (see
+    /// [`Watcher::recover`]).
+    fn rescan(&mut self, now: f64, emit: bool) -> Result<Vec<Event>> {
+        self.stats.rescans += 1;
         self.next_rescan = Instant::now() + self.opts.rescan;
-        Ok(Snapshot::from_rows(listing.rows))
+        let path = self.registry.profile().dir.clone();
+        let Some(dir) = Dir::open(&path)? else {
+            self.recover()?;
+            return self.rescan(now, emit);
+        };
+        let look = self.stats.rescans;
+        let mut changed = Vec::new();
+        for (name, _) in dir.records()? {
+            // A file not known before is read without a stat first.
+            if let Some(known) = self.files.get_mut(&name) {
+                known.look = look;
+                if known.stamp.is_some() && known.stamp == dir.stamp(&name).ok().flatten() {
+                    continue;
+                }
+            }
+            changed.push(name);
+        }
+        let gone: Vec<Box<str>> = self
+            .files
+            .iter()
+            .filter(|(_, known)| known.look != look)
+            .map(|(name, _)| name.clone())
+            .collect();
+        self.apply(&dir, &changed, gone, now, emit)
+    }
+
+    /// Re-reads the named files (they changed: no stat is trusted over an
+    /// event) and whatever expired meanwhile.
+    fn update(&mut self, names: HashSet<Box<str>>, now: f64) -> Result<Vec<Event>> {
+        let expiring = self.deadlines.first().is_some_and(|(at, _)| at.0 <= now);
+        if names.is_empty() && !expiring {
+            return Ok(Vec::new());
+        }
+        let path = self.registry.profile().dir.clone();
+        let Some(dir) = Dir::open(&path)? else {
+            self.recover()?;
+            return self.rescan(now, true);
+        };
+        let names: Vec<Box<str>> = names.into_iter().collect();
+        self.apply(&dir, &names, Vec::new(), now, true)
+    }
+
+    /// Reads `changed`, forgets `gone`, and recomputes the groups those files
+    /// belong or belonged to, and those whose live winner expired by `now`:
+    /// each one's winner by the dedupe rank, its liveness by the rule of
+    /// `list`. Returns the events of those groups if `emit`.
+    fn apply(
+        &mut self,
+        dir: &Dir,
+        changed: &[Box<str>],
+        gone: Vec<Box<str>>,
+        now: f64,
+        emit: bool,
+    ) -> Result<Vec<Event>> {
+        if self.device.is_none() {
+            // This device may publish its first record while we watch.
+            self.device = self.registry.local().existing_device_id()?;
+        }
+        let (show, skew, look) = (&self.show, self.skew, self.stats.rescans);
+        let parts = dir.read_each(
+            changed,
+            Batch::default,
+            |batch: &mut Batch, name, outcome| {
+                let known = match outcome {
+                    Ok(None) => None,
+                    Ok(Some((stamp, bytes))) => {
+                        let probe = Probe::parse(bytes)
+                            .ok()
+                            .filter(|p| show.shows(p.profile()))
+                            .map(|p| Probed::new(&p, stamp.ctime()));
+                        if let Some(p) = &probe {
+                            // Only a file that is live itself can give a live row.
+                            let live =
+                                liveness::state_of(p.times, p.ctime, now, skew) == State::Live;
+                            let fresh = Fresh {
+                                updated: p.updated_at.unwrap_or(f64::NEG_INFINITY),
+                                seq: p.seq,
+                                file: name.into(),
+                                bytes: live.then(|| bytes.into()),
+                            };
+                            batch.add_best(p.key.clone(), fresh);
+                        }
+                        Some(Known {
+                            look,
+                            stamp: Some(stamp),
+                            probe,
+                        })
+                    }
+                    Err(_) => Some(Known {
+                        look,
+                        stamp: dir.stamp(name).ok().flatten(),
+                        probe: None,
+                    }),
+                };
+                batch.read.push((name.into(), known));
+            },
+        );
+        self.stats.files_read += changed.len() as u64;
+
+        let mut affected: HashSet<GroupId> = HashSet::new();
+        let mut fresh: HashMap<GroupId, Fresh> = HashMap::new();
+        for part in parts {
+            for (name, known) in part.read {
+                affected.extend(self.forget(&name));
+                if let Some(known) = known {
+                    if let Some(p) = &known.probe {
+                        affected.insert(p.key.clone());
+                        let members = self.groups.entry(p.key.clone()).or_default();
+                        members.insert(name.clone());
+                    }
+                    self.files.insert(name, known);
+                }
+            }
+            for (key, best) in part.best {
+                add_best(&mut fresh, key, best);
+            }
+        }
+        for name in gone {
+            affected.extend(self.forget(&name));
+        }
+        while let Some((at, _)) = self.deadlines.first()
+            && at.0 <= now
+        {
+            if let Some((_, key)) = self.deadlines.pop_first() {
+                affected.insert(key);
+            }
+        }
+
+        let mut old = Snapshot::default();
+        let mut new = Snapshot::default();
+        let mut now_live = Vec::new();
+        for key in affected {
+            if let Some(l) = self.live.remove(&key) {
+                if let Some(d) = l.deadline {
+                    self.deadlines.remove(&(At(d), key.clone()));
+                }
+                if emit {
+                    let mut row = l.row.clone();
+                    row.retime(l.ctime, now, skew);
+                    old.live.insert(split_id(&key), row);
+                }
+                now_live.push((key.clone(), Some(l)));
+            } else {
+                now_live.push((key.clone(), None));
+            }
+        }
+        let mut next = Vec::new();
+        for (key, before) in now_live {
+            let Some(winner) = self.winner(&key) else {
+                continue;
+            };
+            let Some(p) = self.files.get(&winner).and_then(|k| k.probe.as_ref()) else {
+                continue;
+            };
+            if emit {
+                let winner = Winner {
+                    session_id: p.session_id.to_string(),
+                    ended: p.times[2].is_some(),
+                };
+                new.winners.insert(split_id(&key), winner);
+            }
+            if liveness::state_of(p.times, p.ctime, now, skew) != State::Live {
+                continue;
+            }
+            // The winner is the newest file read in this batch, if it was read.
+            let read = fresh
+                .remove(&key)
+                .filter(|f| f.file == winner)
+                .and_then(|f| f.bytes);
+            let live = match (read, before) {
+                (Some(bytes), _) => self.live_row(&winner, &bytes, now),
+                // Its file did not change (another file of the group did).
+                (None, Some(l)) if l.row.file == *winner => Some(l),
+                (None, _) => self.reread(dir, &winner, now),
+            };
+            if let Some(mut l) = live.filter(|l| l.row.live) {
+                if emit {
+                    l.row.retime(l.ctime, now, skew);
+                    new.live.insert(split_id(&key), l.row.clone());
+                }
+                next.push((key, l));
+            }
+        }
+        for (key, l) in next {
+            if let Some(d) = l.deadline {
+                self.deadlines.insert((At(d), key.clone()));
+            }
+            self.live.insert(key, l);
+        }
+        Ok(if emit { diff(&old, &new) } else { Vec::new() })
+    }
+
+    /// Drops what is known of `name`; returns the group it belonged to.
+    fn forget(&mut self, name: &str) -> Option<GroupId> {
+        let key = self.files.remove(name)?.probe?.key;
+        if let Some(members) = self.groups.get_mut(&key) {
+            members.remove(name);
+            if members.is_empty() {
+                self.groups.remove(&key);
+            }
+        }
+        Some(key)
+    }
+
+    /// The newest file of a group, by the dedupe rank.
+    fn winner(&self, key: &str) -> Option<Box<str>> {
+        fn rank<'a>(files: &HashMap<Box<str>, Known>, name: &'a str) -> Option<Rank<'a>> {
+            let probe = files.get(name)?.probe.as_ref()?;
+            Some(probe.rank(name))
+        }
+        self.groups
+            .get(key)?
+            .iter()
+            .max_by(|a, b| rank(&self.files, a).cmp(&rank(&self.files, b)))
+            .cloned()
+    }
+
+    /// Parses a live winner's bytes into its row, exactly as `list` does.
+    fn live_row(&self, name: &str, bytes: &[u8], now: f64) -> Option<Live> {
+        let stamp = self.files.get(name)?.stamp?;
+        let raw = store::Raw {
+            file: name,
+            kind: store::classify(name),
+            ctime: stamp.ctime(),
+            mtime: stamp.mtime(),
+            stamp,
+            bytes,
+        };
+        let entry = raw.parse().ok()?;
+        let ctime = entry.ctime;
+        let row = self
+            .registry
+            .row(entry, self.device.as_deref(), now, self.skew);
+        let deadline = liveness::deadline(&row.record, ctime, self.skew);
+        Some(Live {
+            row,
+            ctime,
+            deadline,
+        })
+    }
+
+    /// Reads a winner that was not read in this batch: a file that did not
+    /// change but now wins its group (the newer one went away). Should it
+    /// have changed meanwhile, its own event (or the next poll) follows.
+    fn reread(&mut self, dir: &Dir, name: &str, now: f64) -> Option<Live> {
+        self.stats.files_read += 1;
+        let names: [Box<str>; 1] = [name.into()];
+        let bytes = dir
+            .read_each(
+                &names,
+                || None,
+                |out: &mut Option<Box<[u8]>>, _, outcome| {
+                    if let Ok(Some((_, bytes))) = outcome {
+                        *out = Some(bytes.into());
+                    }
+                },
+            )
+            .into_iter()
+            .flatten()
+            .next()?;
+        self.live_row(name, &bytes, now)
     }
 
     /// The directory vanished: wait for it to come back (a remount, a sync
@@ -396,12 +856,14 @@ impl Watcher {
     /// none). `now` gives this machine's clock.
     pub fn next_events(&mut self, max_wait: Duration, now: impl Fn() -> f64) -> Result<Vec<Event>> {
         let start = Instant::now();
+        self.now = now();
         let mut wake = start + max_wait;
         let mut timer_due = false;
-        if let Some(deadline) = self.snapshot.next_deadline(now()) {
+        if let Some((At(deadline), _)) = self.deadlines.first() {
             // A millisecond past the deadline, so that the rule says "expired".
-            let until = Duration::from_secs_f64((deadline - now()).max(0.0) + 0.001);
-            if start + until <= wake {
+            let until = Duration::try_from_secs_f64((deadline - self.now).max(0.0) + 0.001)
+                .unwrap_or(Duration::MAX);
+            if until <= max_wait {
                 wake = start + until;
                 timer_due = true;
             }
@@ -411,10 +873,12 @@ impl Watcher {
             timer_due = true;
         }
         let timeout = wake.saturating_duration_since(Instant::now());
+        let mut pending = Pending::default();
         match self.rx.recv_timeout(timeout) {
             Ok(msg) => {
-                self.check(msg)?;
-                self.coalesce()?;
+                self.stats.batches += 1;
+                self.absorb(msg, &mut pending);
+                self.coalesce(&mut pending);
             }
             Err(RecvTimeoutError::Timeout) if timer_due => {}
             Err(RecvTimeoutError::Timeout) => return Ok(Vec::new()),
@@ -426,21 +890,37 @@ impl Watcher {
                 ));
             }
         }
-        let new = self.scan(now())?;
-        let events = diff(&self.snapshot, &new);
-        self.snapshot = new;
-        Ok(events)
+        self.now = now();
+        if pending.rearm {
+            // The watch followed the old directory; watch what is there now.
+            let dir = self.registry.profile().dir.clone();
+            if dir.is_dir() {
+                self._backend = backend(&dir, &self.opts, self.tx.clone())?;
+            } else {
+                self.recover()?;
+            }
+            pending.rescan = true;
+        }
+        if pending.rescan || Instant::now() >= self.next_rescan {
+            return self.rescan(self.now, true);
+        }
+        self.update(pending.names, self.now)
     }
 
-    /// A backend error (an overflowed queue, a watch the kernel dropped) is
-    /// not fatal: it only means events may have been lost, and the rescan
-    /// that follows every message recovers from that — or finds the
-    /// directory gone and says so.
-    fn check(&mut self, msg: Msg) -> Result<()> {
-        if let Msg::Failed(e) = msg {
-            self.last_backend_error = Some(e);
+    /// Adds a message to the batch. A backend error (an overflowed queue, a
+    /// watch the kernel dropped) is not fatal: it only means events may have
+    /// been lost, and the rescan it asks for recovers from that — or finds
+    /// the directory gone and says so.
+    fn absorb(&mut self, msg: Msg, pending: &mut Pending) {
+        match msg {
+            Msg::Files(names) => pending.names.extend(names),
+            Msg::Rescan => pending.rescan = true,
+            Msg::Rearm => pending.rearm = true,
+            Msg::Failed(e) => {
+                self.last_backend_error = Some(e);
+                pending.rescan = true;
+            }
         }
-        Ok(())
     }
 
     /// The last error the file-event backend reported (events were then
@@ -449,21 +929,21 @@ impl Watcher {
         self.last_backend_error.as_deref()
     }
 
-    /// Drains events until they pause for `quiet`, or `max_delay` passed.
-    fn coalesce(&mut self) -> Result<()> {
+    /// Collects events until they pause for `quiet`, or `max_delay` passed.
+    fn coalesce(&mut self, pending: &mut Pending) {
         let end = Instant::now() + self.opts.max_delay;
         loop {
             let left = end.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                // Drop what is queued: the rescan sees its effect anyway.
+                // Take what is queued already; later events make a new batch.
                 while let Ok(msg) = self.rx.try_recv() {
-                    self.check(msg)?;
+                    self.absorb(msg, pending);
                 }
-                return Ok(());
+                return;
             }
             match self.rx.recv_timeout(self.opts.quiet.min(left)) {
-                Ok(msg) => self.check(msg)?,
-                Err(_) => return Ok(()),
+                Ok(msg) => self.absorb(msg, pending),
+                Err(_) => return,
             }
         }
     }
@@ -617,6 +1097,7 @@ mod fs_tests {
     use super::*;
     use crate::config::{self, Selection};
     use crate::local::LocalDirs;
+    use crate::record::Record;
     use crate::registry::PublishRequest;
 
     struct Devices {
@@ -811,5 +1292,198 @@ mod fs_tests {
             }
         };
         assert!(err.to_string().contains("disappeared"), "{err}");
+    }
+
+    /// Reads every file in `dir` from another process, as a reader (`list`,
+    /// `cat`, a backup) would.
+    fn read_all_elsewhere(dir: &Path) {
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("cat -- \"$1\"/*.json > /dev/null")
+            .arg("sh")
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits for events until a wait of `quiet` brings none.
+    fn settle(w: &mut Watcher, quiet: Duration) -> Vec<Event> {
+        let mut all = Vec::new();
+        loop {
+            let events = w.next_events(quiet, crate::unix_now).unwrap();
+            if events.is_empty() {
+                return all;
+            }
+            all.extend(events);
+        }
+    }
+
+    fn idle_then_one_change(poll: Option<Duration>) {
+        let d = devices();
+        for i in 0..50 {
+            d.a.publish(&req(&format!("s{i}")), crate::unix_now())
+                .unwrap();
+        }
+        let opts = WatchOptions {
+            poll,
+            ..WatchOptions::default()
+        };
+        let mut w = Watcher::new(d.b.clone(), opts, crate::unix_now()).unwrap();
+        assert_eq!(w.live().len(), 50);
+        let start = w.stats();
+        assert_eq!((start.rescans, start.files_read), (1, 50), "{start:?}");
+
+        read_all_elsewhere(&d.b.profile().dir);
+        for e in std::fs::read_dir(&d.b.profile().dir).unwrap() {
+            std::fs::read(e.unwrap().path()).unwrap();
+        }
+        // Ten waits, each long enough for any wake-up (and, polling, a poll).
+        for _ in 0..10 {
+            let events = w
+                .next_events(Duration::from_millis(150), crate::unix_now)
+                .unwrap();
+            assert!(events.is_empty(), "{events:?}");
+        }
+        let idle = w.stats();
+        assert_eq!(idle.files_read, start.files_read, "reads read: {idle:?}");
+        if poll.is_none() {
+            assert_eq!(idle, start, "reads woke the watcher");
+        } else {
+            assert!(idle.rescans > start.rescans, "no poll happened: {idle:?}");
+        }
+
+        let mut changed = req("s7");
+        changed.status = Some("working".into());
+        d.a.publish(&changed, crate::unix_now()).unwrap();
+        assert_eq!(collect(&mut w, 1), ["update s7@a status"]);
+        let after = w.stats();
+        assert_eq!(after.files_read, idle.files_read + 1, "{after:?}");
+        if poll.is_none() {
+            assert_eq!(after.rescans, idle.rescans, "{after:?}");
+        }
+    }
+
+    #[test]
+    fn reads_never_wake_the_watcher_and_a_change_rereads_one_file() {
+        idle_then_one_change(None);
+    }
+
+    #[test]
+    fn a_poll_reads_only_the_file_that_changed() {
+        idle_then_one_change(Some(Duration::from_millis(100)));
+    }
+
+    /// After every step the watcher's live set is exactly what `list` says.
+    fn agrees_with_list(poll: Option<Duration>) {
+        let d = devices();
+        let dir = d.b.profile().dir.clone();
+        let opts = WatchOptions {
+            poll,
+            quiet: Duration::from_millis(5),
+            max_delay: Duration::from_millis(50),
+            ..WatchOptions::default()
+        };
+        let mut w = Watcher::new(d.b.clone(), opts, crate::unix_now()).unwrap();
+        let check = |w: &mut Watcher, step: &str| {
+            settle(w, Duration::from_millis(300));
+            let listed =
+                d.b.list(crate::registry::ListOptions::default(), crate::unix_now())
+                    .unwrap();
+            let want: Vec<(String, String)> = listed
+                .rows
+                .iter()
+                .map(|r| (r.file.clone(), r.record.status.clone()))
+                .collect();
+            let got: Vec<(String, String)> = w
+                .live()
+                .iter()
+                .map(|r| (r.file.clone(), r.record.status.clone()))
+                .collect();
+            assert_eq!(got, want, "after: {step}");
+        };
+        let mut run1 = req("run1");
+        run1.endpoint = Some("tmux://h/main".into());
+        d.a.publish(&run1, crate::unix_now()).unwrap();
+        d.a.publish(&req("solo"), crate::unix_now()).unwrap();
+        check(&mut w, "two records");
+
+        // A conflict copy, newer than its original: it wins the group.
+        let original = d.a.list(Default::default(), crate::unix_now()).unwrap();
+        let solo = original.rows.iter().find(|r| r.record.session_id == "solo");
+        let mut copy = solo.unwrap().record.clone();
+        copy.status = "from-the-copy".into();
+        copy.updated_at = copy.updated_at.map(|u| u + 1.0);
+        let copy_name = solo
+            .unwrap()
+            .file
+            .replace(".json", ".sync-conflict-20261130-101112-ABCDEFG.json");
+        std::fs::write(dir.join(&copy_name), copy.to_json()).unwrap();
+        check(&mut w, "a newer conflict copy");
+
+        // The copy goes: the unchanged original wins again.
+        std::fs::remove_file(dir.join(&copy_name)).unwrap();
+        check(&mut w, "the copy deleted");
+
+        // A successor on the same endpoint, from the other device.
+        let mut run2 = req("run2");
+        run2.endpoint = Some("tmux://h/main".into());
+        d.b.publish(&run2, crate::unix_now()).unwrap();
+        check(&mut w, "a successor");
+
+        // Another label's record is not shown; a tombstone ends a session.
+        let mut other = Record::new("other-label");
+        other.profile = "work".into();
+        other.updated_at = Some(crate::unix_now());
+        other.expires_at = Some(crate::unix_now() + 90.0);
+        std::fs::write(dir.join("x.other-label.json"), other.to_json()).unwrap();
+        d.a.clear(Some("solo"), None, crate::unix_now()).unwrap();
+        check(&mut w, "another label, and a tombstone");
+
+        // Garbage, a record rewritten in place, a file renamed away.
+        std::fs::write(dir.join("junk.json"), b"{not json").unwrap();
+        let run2_file = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .find(|n| n.ends_with(".run2.json"))
+            .unwrap();
+        let mut text = std::fs::read_to_string(dir.join(&run2_file)).unwrap();
+        text = text.replace("\"idle\"", "\"edited\"");
+        std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(dir.join(&run2_file))
+            .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+            .unwrap();
+        check(&mut w, "garbage and an edit in place");
+        std::fs::rename(dir.join(&run2_file), dir.join("moved.txt")).unwrap();
+        check(&mut w, "the successor renamed away");
+    }
+
+    #[test]
+    fn the_live_set_is_what_list_says_with_native_events() {
+        agrees_with_list(None);
+    }
+
+    #[test]
+    fn the_live_set_is_what_list_says_when_polling() {
+        agrees_with_list(Some(Duration::from_millis(100)));
+    }
+
+    #[test]
+    fn a_replaced_directory_is_watched_anew() {
+        let d = devices();
+        let dir = d.b.profile().dir.clone();
+        d.a.publish(&req("before"), crate::unix_now()).unwrap();
+        let mut w = Watcher::new(d.b.clone(), WatchOptions::default(), crate::unix_now()).unwrap();
+        // A sync engine swaps the directory for a new one.
+        let new = dir.with_file_name("shared.new");
+        std::fs::create_dir(&new).unwrap();
+        std::fs::rename(&dir, dir.with_file_name("shared.old")).unwrap();
+        std::fs::rename(&new, &dir).unwrap();
+        assert_eq!(collect(&mut w, 1), ["down before@a Cleared"]);
+        // Events come from the new directory.
+        d.a.publish(&req("after"), crate::unix_now()).unwrap();
+        assert_eq!(collect(&mut w, 1), ["up after@a"]);
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::Args;
 use presence::config;
-use presence::watch::{Event, WatchOptions, Watcher};
+use presence::watch::{Event, MIN_POLL, WatchOptions, Watcher};
 use presence::{Registry, Row};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
@@ -20,13 +20,27 @@ pub struct WatchArgs {
     #[arg(long)]
     pub json: bool,
     /// Poll the directory every DUR instead of using native file events
-    /// (for network and FUSE mounts) [default DUR: 2s]
+    /// (for network and FUSE mounts) [default DUR: 2s, at least 100ms]
     #[arg(long, value_name = "DUR", num_args = 0..=1, default_missing_value = "2s",
-          value_parser = config::parse_duration)]
+          value_parser = poll_interval)]
     pub poll: Option<Duration>,
     /// Show records of every profile label in the directory
     #[arg(long)]
     pub all_profiles: bool,
+}
+
+/// `--poll`'s value: a duration of at least [`MIN_POLL`] (a usage error
+/// otherwise, as a poll stats every file).
+fn poll_interval(text: &str) -> Result<Duration, String> {
+    let d = config::parse_duration(text)?;
+    if d < MIN_POLL {
+        return Err(format!(
+            "{} is too short; the minimum is {}",
+            humantime::format_duration(d),
+            humantime::format_duration(MIN_POLL)
+        ));
+    }
+    Ok(d)
 }
 
 /// How long the main loop blocks before it looks for a signal.

@@ -206,3 +206,97 @@ fn watch_on_a_missing_configured_directory_is_an_error() {
     let out = a.run(&["watch"]).code(1);
     assert!(out.stderr.contains("does not exist"), "{}", out.stderr);
 }
+
+#[test]
+fn poll_intervals_under_100ms_are_a_usage_error() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &[]);
+    for short in ["--poll=50ms", "--poll=0"] {
+        let out = a.run(&["watch", short]).code(2);
+        assert!(out.stderr.contains("minimum is 100ms"), "{}", out.stderr);
+    }
+}
+
+/// Bytes the process has read so far (`rchar` of `/proc/PID/io`): files,
+/// and the inotify queue.
+#[cfg(target_os = "linux")]
+fn bytes_read(child: &Child) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{}/io", child.id())).unwrap();
+    io.lines()
+        .find_map(|l| l.strip_prefix("rchar:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("rchar in /proc/PID/io")
+}
+
+/// The real binary, watching 100 records of about 2 KiB each: while other
+/// processes read every file, neither watcher reads a byte; one new record
+/// costs about one file's worth of reading, not a rescan (~200 KiB).
+#[cfg(target_os = "linux")]
+#[test]
+fn watchers_read_nothing_while_others_read_and_one_file_per_change() {
+    let w = World::new();
+    let (a, b) = (w.device("a"), w.device("b"));
+    let t = now();
+    let pad = "p".repeat(1000);
+    for i in 0..100 {
+        let session = format!("s{i:03}");
+        let json = serde_json::json!({
+            "version": 1, "session_id": session, "client": "t", "profile": "default",
+            "host": "elsewhere", "updated_at": t, "expires_at": t + 600.0,
+            "metadata": {"a": pad, "b": pad},
+        });
+        write_record(&w.shared(), &format!("x.{session}.json"), &json);
+    }
+    let file_size = std::fs::metadata(w.shared().join("x.s000.json"))
+        .unwrap()
+        .len();
+    assert!(file_size > 2000);
+
+    for (n, args) in [&["watch", "--json"][..], &["list", "--watch"][..]]
+        .into_iter()
+        .enumerate()
+    {
+        let table = args[0] == "list";
+        let s = Stream::start(&b, args);
+        // The live set (with the records published in earlier rounds), and a header.
+        for _ in 0..100 + n + usize::from(table) {
+            s.next();
+        }
+        let start = bytes_read(&s.child);
+
+        let cat = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("cat -- \"$1\"/*.json > /dev/null")
+            .arg("sh")
+            .arg(w.shared())
+            .status()
+            .unwrap();
+        assert!(cat.success());
+        assert_eq!(a.list(&[]).len(), 100 + n);
+        s.quiet_for(Duration::from_millis(500));
+        let idle = bytes_read(&s.child) - start;
+        assert!(
+            idle < file_size,
+            "{args:?} read {idle} bytes while others read the directory"
+        );
+
+        let session = format!("new{n}");
+        a.publish(&session, &[]);
+        if table {
+            assert_eq!(s.next(), "");
+            let lines: Vec<String> = (0..102 + n).map(|_| s.next()).collect();
+            assert!(lines.iter().any(|l| l.contains(&session)), "{lines:?}");
+        } else {
+            let v = s.json();
+            assert_eq!(v["record"]["session_id"], session.as_str());
+        }
+        let change = bytes_read(&s.child) - start - idle;
+        assert!(
+            change < 3 * file_size,
+            "{args:?} read {change} bytes for one new record (a file is {file_size})"
+        );
+        let (code, stderr) = s.stop();
+        assert_eq!(code, Some(0), "{stderr}");
+    }
+}
