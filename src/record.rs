@@ -3,9 +3,12 @@
 //!
 //! Reading is lenient, because the directory is written by other tools, other
 //! versions and sometimes by hand: unknown fields are ignored, a field of the
-//! wrong type reads as missing, over-long strings are cut and extra metadata
-//! entries dropped. Only a file that is not a JSON object, lacks a
-//! `session_id`, or names a newer `version` is rejected — and only that file.
+//! wrong type reads as missing and extra metadata entries are dropped. Only a
+//! file that is not a JSON object, lacks a `session_id`, or names a newer
+//! `version` is rejected — and only that file. Over-long strings are read
+//! whole (a file is at most [`MAX_FILE_BYTES`]) and cut to their limits by
+//! [`Record::cut_to_limits`] only after redaction, so that a cut never splits
+//! a credential into a part that is no longer recognised.
 //! Writing is strict: [`Record::enforce_limits`] runs before every write.
 
 use std::borrow::Cow;
@@ -174,7 +177,6 @@ impl Record {
         if record.session_key.is_empty() {
             record.session_key = record.session_id.clone();
         }
-        record.clamp_strings();
         Ok(record)
     }
 
@@ -283,9 +285,16 @@ impl Record {
         ]
     }
 
-    fn clamp_strings(&mut self) {
+    /// Cuts every string field and metadata value to its limit, as a reader
+    /// does before showing a record. Call it after redaction: cutting first
+    /// could leave half a token that no rule recognises. A cut that would end
+    /// inside a redaction marker ends before it instead.
+    pub fn cut_to_limits(&mut self) {
         for (name, value) in self.string_fields_mut() {
             truncate_field(name, value);
+        }
+        for value in self.metadata.values_mut() {
+            truncate_at_boundary(value, MAX_STRING_BYTES);
         }
     }
 }
@@ -327,23 +336,10 @@ impl<'a> Probe<'a> {
     /// Parses the probe fields of a record file (see [`Record::from_json`]).
     pub fn parse(bytes: &'a [u8]) -> Result<Probe<'a>, ParseError> {
         let bytes = object_bytes(bytes)?;
-        let mut p: Probe<'a> =
+        let p: Probe<'a> =
             serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
         if p.version != SCHEMA_VERSION {
             return Err(ParseError::UnknownVersion(p.version));
-        }
-        for s in [
-            &mut p.profile,
-            &mut p.client,
-            &mut p.source,
-            &mut p.endpoint,
-            &mut p.session_id,
-        ] {
-            if s.len() > MAX_STRING_BYTES {
-                let mut owned = s.to_string();
-                truncate_at_boundary(&mut owned, MAX_STRING_BYTES);
-                *s = Cow::Owned(owned);
-            }
         }
         if p.session_id.trim().is_empty() {
             return Err(ParseError::NoSessionId);
@@ -400,7 +396,7 @@ fn truncate_field(name: &str, value: &mut String) {
     if name == "title"
         && let Some((idx, _)) = value.char_indices().nth(MAX_TITLE_CHARS)
     {
-        value.truncate(idx);
+        cut(value, idx);
     }
     truncate_at_boundary(value, MAX_STRING_BYTES);
 }
@@ -412,8 +408,19 @@ pub(crate) fn truncate_at_boundary(s: &mut String, max: usize) {
         while !s.is_char_boundary(end) {
             end -= 1;
         }
-        s.truncate(end);
+        cut(s, end);
     }
+}
+
+/// Truncates `s` at `end` (a character boundary), or before a redaction
+/// marker that `end` would split (`…[reda`).
+fn cut(s: &mut String, end: usize) {
+    let marker = crate::redact::REDACTED;
+    let start = end.saturating_sub(marker.len() - 1);
+    let split = (start..end)
+        .filter(|&i| s.is_char_boundary(i))
+        .find(|&i| s[i..].starts_with(marker));
+    s.truncate(split.unwrap_or(end));
 }
 
 /// Field deserialisers that never fail on a wrong type: a field that does not
@@ -603,8 +610,6 @@ mod lenient {
                 if key.is_empty() || key.len() > super::MAX_METADATA_KEY_BYTES {
                     continue;
                 }
-                let mut text = text;
-                super::truncate_at_boundary(&mut text, super::MAX_STRING_BYTES);
                 out.insert(key, text);
             }
             // Keep the first entries in key order: deterministic whatever the file's order.
@@ -805,11 +810,32 @@ mod tests {
             r#"{{"session_id":"a","title":"{long}","cwd":"{long}","metadata":{{{}}}}}"#,
             meta.join(",")
         );
-        let r = parse(&json).unwrap();
-        assert_eq!(r.title.chars().count(), MAX_TITLE_CHARS);
-        assert!(r.cwd.len() <= MAX_STRING_BYTES && r.cwd.len() > MAX_STRING_BYTES - 2);
+        let mut r = parse(&json).unwrap();
         assert_eq!(r.metadata.len(), MAX_METADATA_ENTRIES);
         assert!(r.metadata.contains_key("k00") && !r.metadata.contains_key("k39"));
+        // Strings are read whole, for redaction to see; cut afterwards.
+        assert_eq!(r.title, long);
+        r.cut_to_limits();
+        assert_eq!(r.title.chars().count(), MAX_TITLE_CHARS);
+        assert!(r.cwd.len() <= MAX_STRING_BYTES && r.cwd.len() > MAX_STRING_BYTES - 2);
+    }
+
+    #[test]
+    fn a_cut_never_splits_a_redaction_marker() {
+        let marker = crate::redact::REDACTED;
+        for at in MAX_STRING_BYTES - marker.len() - 2..MAX_STRING_BYTES + 2 {
+            let mut r = Record::new("s");
+            r.cwd = format!("{}{marker}tail", "x".repeat(at));
+            r.metadata.insert("m".into(), r.cwd.clone());
+            r.cut_to_limits();
+            for v in [&r.cwd, &r.metadata["m"]] {
+                assert!(v.len() <= MAX_STRING_BYTES, "{at}");
+                let whole = v
+                    .match_indices('[')
+                    .all(|(i, _)| v[i..].starts_with(marker));
+                assert!(whole, "{at}: {}", &v[v.len().saturating_sub(12)..]);
+            }
+        }
     }
 
     #[test]
