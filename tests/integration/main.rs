@@ -9,5 +9,6 @@ mod doctor;
 mod faults;
 mod hostile;
 mod lifecycle;
+mod redact;
 mod syncthing;
 mod watch;
