@@ -644,10 +644,13 @@ fn value_span(text: &str, i: usize) -> (usize, usize, bool) {
     }
 }
 
-/// A value that stands for a secret without being one: (partly) redacted already, a
-/// variable reference (`$DB_PASSWORD`, `${{ secrets.X }}`, `%TOKEN%`,
-/// `<token>`), a mask (`****`), or a JSON keyword.
+/// A value that stands for a secret without being one: (partly) redacted
+/// already, a variable reference (`$DB_PASSWORD`, `${{ secrets.X }}`,
+/// `%TOKEN%`, `<token>`), a mask (`****`), a keyword (`null`, `yes`), the
+/// word of a documentation example (`token=value`), or code: a call
+/// (`getpass()`), a reference (`&ev`), a relative path (`~/.netrc`).
 fn is_placeholder(v: &str) -> bool {
+    static CALL: LazyLock<Regex> = LazyLock::new(|| compile(r"^[A-Za-z_][A-Za-z0-9_.:]*\("));
     static ENV_REF: LazyLock<Regex> = LazyLock::new(|| {
         compile(
             r"^(?:\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Z_][A-Z0-9_]*|\(.*\))|%[A-Za-z_][A-Za-z0-9_]*%)$",
@@ -660,18 +663,43 @@ fn is_placeholder(v: &str) -> bool {
         || (v.len() > 2 && v.starts_with('<') && v.ends_with('>'))
         || v.chars()
             .all(|c| matches!(c, '*' | '.' | '•' | '…' | 'x' | 'X'))
-        || ["null", "none", "nil", "true", "false", "undefined"]
-            .iter()
-            .any(|w| v.eq_ignore_ascii_case(w))
+        || v.starts_with('&')
+        || v.starts_with("~/")
+        || v.starts_with("./")
+        || v.starts_with("../")
+        || CALL.is_match(v)
+        || [
+            "null",
+            "none",
+            "nil",
+            "true",
+            "false",
+            "undefined",
+            "yes",
+            "no",
+            "on",
+            "off",
+            "value",
+            "token",
+            "secret",
+            "password",
+            "passphrase",
+        ]
+        .iter()
+        .any(|w| v.eq_ignore_ascii_case(w))
 }
 
 /// A value after `name:` that reads as a secret rather than prose: a digit,
-/// a symbol, mixed case, or 16 characters or more. "token: refactor the
-/// tokenizer" is prose; "password: hunter2" is not.
+/// a symbol (not the `-`, `_`, `'` or `.` of words and file names), mixed
+/// case, or one run of 16 letters and digits or more; trailing sentence
+/// punctuation aside. "token: refactor the tokenizer" and "sm/passphrase.h:
+/// Likewise." are prose; "password: hunter2" is not.
 fn looks_secret(v: &str) -> bool {
-    v.chars().count() >= 16
-        || v.chars()
-            .any(|c| c.is_ascii_digit() || !c.is_alphanumeric())
+    let v = v.trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
+    (v.chars().count() >= 16 && v.chars().all(char::is_alphanumeric))
+        || v.chars().any(|c| {
+            c.is_ascii_digit() || !(c.is_alphanumeric() || matches!(c, '-' | '_' | '\'' | '.'))
+        })
         || (v.chars().skip(1).any(char::is_uppercase) && v.chars().any(char::is_lowercase))
 }
 
@@ -740,6 +768,19 @@ const SECRET_HEADS: &[&str] = &[
     "sig",
     "bearer",
     "jwt",
+];
+/// Heads that also name things that are not secrets (`autodoc_class_signature
+/// = "separated"`, `credential: die() …`): after them, a value counts only
+/// if it looks like a secret.
+const WEAK_HEADS: &[&str] = &[
+    "signature",
+    "sig",
+    "auth",
+    "authorization",
+    "credential",
+    "credentials",
+    "cookie",
+    "cookies",
 ];
 /// Words before a final `key` that make it a secret (`ssh_key`, not `sort_key`).
 const KEY_QUALIFIERS: &[&str] = &[
@@ -829,6 +870,10 @@ const BENIGN_TAILS: &[&str] = &[
     "mode",
     "strength",
     "age",
+    "echo",
+    "repeat",
+    "pattern",
+    "hashed",
 ];
 /// Words that make a name a secret's wherever they stand, unless a benign
 /// tail follows (`secret_key_base`, `password_hash`).
@@ -839,23 +884,61 @@ const STRONG_WORDS: &[&str] = &["password", "passwd", "passphrase", "secret"];
 /// `sessionid`, `Set-Cookie`, `AWS_SECRET_ACCESS_KEY` — but not `max_tokens`,
 /// `primary_key`, `public_key` or `password_reset_url`.
 pub fn is_secret_key(name: &str) -> bool {
-    let w = words(name);
-    let Some(last) = w.last().map(String::as_str) else {
-        return false;
+    name_strength(name).is_some()
+}
+
+/// How surely a name names a secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Strength {
+    /// `password`, `api_key`: any value after it is the secret.
+    Strong,
+    /// `signature`, `cookie`: only a value that looks like a secret is one.
+    Weak,
+}
+
+/// Extensions that make a name a file's (`src/passwd.c: …`).
+const FILE_EXTENSIONS: &[&str] = &[
+    "c", "h", "cc", "cpp", "rs", "py", "go", "js", "ts", "rb", "java", "md", "txt", "xml", "json",
+    "yaml", "yml", "toml", "conf", "cfg", "ini", "sh", "html", "in", "am",
+];
+
+fn name_strength(name: &str) -> Option<Strength> {
+    // A file name (`src/passwd.c`, a man page `passwd.1`, `readpassphrase.3bsd`).
+    if let Some((_, ext)) = name.rsplit_once('.')
+        && (ext.starts_with(|c: char| c.is_ascii_digit())
+            || FILE_EXTENSIONS.iter().any(|e| ext.eq_ignore_ascii_case(e)))
+    {
+        return None;
+    }
+    let strength = |last: &str| {
+        if WEAK_HEADS.contains(&last) {
+            Strength::Weak
+        } else {
+            Strength::Strong
+        }
     };
+    let mut w = words(name);
+    // A number at the end counts for nothing (`password2`, `DB_PASS_1`).
+    if let Some(last) = w.last_mut() {
+        let trimmed = last.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        last.truncate(trimmed);
+    }
+    w.retain(|x| !x.is_empty());
+    let last = w.last().map(String::as_str)?;
     let n = w.len();
     // `PWD` alone is the shell's working directory.
     if SECRET_HEADS.contains(&last) || (last == "pwd" && n >= 2) {
-        return true;
+        return Some(strength(last));
     }
     if (last == "key" || last == "keys") && n >= 2 && KEY_QUALIFIERS.contains(&w[n - 2].as_str()) {
-        return true;
+        return Some(Strength::Strong);
     }
     let joined = w.concat();
     if JOINED_TAILS.iter().any(|t| joined.ends_with(t)) {
-        return true;
+        return Some(Strength::Strong);
     }
-    w.iter().any(|x| STRONG_WORDS.contains(&x.as_str())) && !BENIGN_TAILS.contains(&last)
+    (w.iter().any(|x| STRONG_WORDS.contains(&x.as_str())) && !BENIGN_TAILS.contains(&last))
+        .then_some(Strength::Strong)
 }
 
 /// Names of URL parameters that carry a credential whatever else they say.
@@ -893,6 +976,35 @@ pub fn is_credential_param(name: &str) -> bool {
     w.iter().any(|x| PARAM_WORDS.contains(&x.as_str()))
         && w.last()
             .is_some_and(|l| !BENIGN_TAILS.contains(&l.as_str()))
+}
+
+/// Parameter names that are too short or too common to count by themselves
+/// (`?t=54333` is a forum topic, `?code=kmr` a language): their value must
+/// look like a credential too.
+const GENERIC_PARAMS: &[&str] = &[
+    "t", "sid", "sig", "code", "key", "auth", "ticket", "session", "otp",
+];
+
+/// Whether `name=value` in a URL carries a credential.
+fn is_credential_pair(name: &str, value: &str) -> bool {
+    if value.is_empty() || !is_credential_param(name) {
+        return false;
+    }
+    let generic = GENERIC_PARAMS.iter().any(|p| name.eq_ignore_ascii_case(p))
+        || name_strength(name) == Some(Strength::Weak);
+    !generic || is_credential_value(value)
+}
+
+/// A value that could be a credential: 16 characters or more, or 6 or more
+/// that mix letters with digits or upper with lower case (not just a
+/// capital first letter: `Failed`).
+fn is_credential_value(v: &str) -> bool {
+    let has = |f: fn(&char) -> bool| v.chars().any(|c| f(&c));
+    let inner_upper = v.chars().skip(1).any(|c| c.is_ascii_uppercase());
+    v.chars().count() >= 16
+        || (v.chars().count() >= 6
+            && ((has(char::is_ascii_digit) && has(char::is_ascii_alphabetic))
+                || (inner_upper && has(char::is_ascii_lowercase))))
 }
 
 // ---- URLs ---------------------------------------------------------------
@@ -1076,7 +1188,7 @@ fn redact_params(params: &str, sep: char, mode: Mode) -> (String, bool) {
     for pair in params.split(sep) {
         let credential = pair
             .split_once('=')
-            .filter(|(name, value)| !value.is_empty() && is_credential_param(name));
+            .filter(|(name, value)| is_credential_pair(name, value));
         match (credential, mode) {
             (Some((name, value)), Mode::Mask) if !is_placeholder(value) => {
                 kept.push(format!("{name}={REDACTED}"));
@@ -1165,13 +1277,17 @@ fn redact_flags(text: &str) -> Option<String> {
         let (Some(m), Some(name)) = (c.get(0), c.get(1)) else {
             continue;
         };
-        if !is_secret_key(name.as_str()) {
+        let Some(strength) = name_strength(name.as_str()) else {
             continue;
-        }
+        };
         let (vs, ve, quoted) = value_span(text, m.end());
         let v = &text[vs..ve];
         let starts_ok = quoted || v.starts_with(|c: char| c.is_alphanumeric());
-        if starts_ok && !v.is_empty() && !is_placeholder(v) && (quoted || looks_secret(v)) {
+        let judged = match strength {
+            Strength::Strong => quoted || looks_secret(v),
+            Strength::Weak => is_credential_value(v),
+        };
+        if starts_ok && !v.is_empty() && !is_placeholder(v) && judged {
             s.mask(vs, ve);
         }
     }
@@ -1182,34 +1298,49 @@ fn redact_assignments(text: &str) -> Option<String> {
     let mut s = Splicer::new(text);
     let mut pos = 0;
     while let Some(c) = ASSIGNMENT_RE.captures_at(text, pos) {
-        let (Some(m), Some(name), Some(sep)) = (c.get(0), c.get(2), c.get(4)) else {
+        let (Some(m), Some(open), Some(name), Some(close), Some(sep)) =
+            (c.get(0), c.get(1), c.get(2), c.get(3), c.get(4))
+        else {
             break;
         };
         let after_sep = &text[sep.start()..];
-        let not_an_assignment = (sep.as_str() == ":"
-            && (after_sep.starts_with("://") || after_sep.starts_with("::")))
-            || (sep.as_str() == "=" && after_sep.starts_with("=="));
+        let space_before = close.end() < sep.start();
+        let space_after = sep.end() < m.end();
+        let not_an_assignment = match sep.as_str() {
+            ":" => after_sep.starts_with("://") || after_sep.starts_with("::"),
+            // `Token= setting`, `--passphrase= can be empty`: prose about an
+            // option, not an assignment.
+            _ => after_sep.starts_with("==") || (space_after && !space_before),
+        }
+        // `"passwd:" and …`: the quote after the separator closes the name.
+            || (!open.as_str().is_empty()
+                && close.as_str().is_empty()
+                && text[m.end()..].starts_with(open.as_str()));
         // `Authorization` values are the header rule's: it keeps the scheme.
         let header = words(name.as_str())
             .last()
             .is_some_and(|w| w == "authorization");
-        if not_an_assignment || header || !is_secret_key(name.as_str()) {
+        let strength = name_strength(name.as_str());
+        let Some(strength) = strength.filter(|_| !not_an_assignment && !header) else {
             // Go on right after the separator: the value may itself be a name.
             pos = sep.end();
             continue;
-        }
+        };
         let (vs, mut ve, quoted) = value_span(text, m.end());
         // In a query string (`?token=…&view=1`) the value ends at the next `&`.
-        let in_query =
-            c.get(1).is_some_and(|q| q.is_empty()) && text[..name.start()].ends_with(['?', '&']);
+        let in_query = open.as_str().is_empty() && text[..name.start()].ends_with(['?', '&']);
         if !quoted && in_query {
             ve = text[vs..ve].find('&').map_or(ve, |e| vs + e);
         }
         let v = &text[vs..ve];
-        let secret = !v.is_empty()
-            && !is_placeholder(v)
-            && (quoted || sep.as_str() != ":" || looks_secret(v));
-        if secret {
+        let judged = match strength {
+            // `token: cpuid::InitToken` is a type, not a value.
+            Strength::Strong => {
+                quoted || sep.as_str() != ":" || (looks_secret(v) && !v.contains("::"))
+            }
+            Strength::Weak => is_credential_value(v.trim_end_matches(['.', ',', ':', ')'])),
+        };
+        if !v.is_empty() && !is_placeholder(v) && judged {
             s.mask(vs, ve);
         }
         pos = ve.max(m.end());
@@ -1433,15 +1564,22 @@ mod tests {
             ("https://h/p?token=abc&view=1", "https://h/p?view=1", 1),
             ("https://h/p?access_token=abc", "https://h/p", 1),
             (
-                "https://h/p?X-Amz-Signature=abc&X-Amz-Credential=c&a=b",
+                "https://h/p?X-Amz-Signature=0f3a9c2b8d7e&X-Amz-Credential=AKIA/2024&a=b",
                 "https://h/p?a=b",
                 1,
             ),
             (
-                "https://h/p?apiKey=1&sessionToken=2&sig=3&code=4&PASS=5",
+                "https://h/p?apiKey=1&sessionToken=2&sig=3f9c2a1b&code=4/0AX4XfWh&PASS=5",
                 "https://h/p",
                 1,
             ),
+            // Generic names need a value that could be a credential.
+            (
+                "https://h/viewtopic.php?t=54333&code=kmr&sig=abc&t=release",
+                "https://h/viewtopic.php?t=54333&code=kmr&sig=abc&t=release",
+                0,
+            ),
+            ("https://h/p?t=4f9a8b7c6d5e", "https://h/p", 1),
             ("https://h/p?page=2#frag", "https://h/p?page=2#frag", 0),
             (
                 "https://h/blob/main/x.rs#L42",
@@ -1456,8 +1594,8 @@ mod tests {
             ),
             ("https://h/cb#access_token=x", "https://h/cb", 1),
             ("https://h/#/cb?id_token=x", "https://h/#/cb", 1),
-            ("https://h/a;sig=x/b", "https://h/a/b", 1),
-            ("https://h/a;v=1;sid=x/b", "https://h/a;v=1/b", 1),
+            ("https://h/a;sig=x9y8z7/b", "https://h/a/b", 1),
+            ("https://h/a;v=1;sid=Ab12Cd34/b", "https://h/a;v=1/b", 1),
             (
                 "https://u:p@h:8443/a/b?ok=1&secret=2#x",
                 "https://u@h:8443/a/b?ok=1#x",
@@ -1684,7 +1822,7 @@ mod tests {
 
     /// A secret behind a name, with the part that must go.
     fn named_strategy() -> impl Strategy<Value = (String, String)> {
-        let value = "[A-Za-z0-9][A-Za-z0-9!@%^*_+-]{0,8}[0-9][A-Za-z0-9!@%^*_+-]{0,8}";
+        let value = "[A-Za-z][A-Za-z0-9!@%^*_+-]{4,8}[0-9][A-Za-z0-9!@%^*_+-]{0,8}";
         (
             prop_oneof![
                 Just("{}_PASSWORD={}"),
@@ -1796,7 +1934,7 @@ mod tests {
         #[test]
         fn endpoint_redaction_is_idempotent(
             user in "[a-z]{1,8}", pw in "[a-z0-9#%:@?]{1,8}", host in "[a-z]{1,8}",
-            key in "(token|key|sig|page|view|access_token)", val in "[0-9]{1,8}",
+            key in "(token|key|sig|page|view|access_token)", val in "[a-z]{3}[0-9]{3,8}",
             frag in "(L[0-9]{1,3}|readme|access_token=[a-z]{1,8}|/cb\\?code=[a-z]{1,4}&state=s)",
         ) {
             let ep = format!("https://{user}:{pw}@{host}/p;sid=x?{key}={val}#{frag}");
