@@ -1350,13 +1350,10 @@ fn redact_assignments(text: &str) -> Option<String> {
 
 // ---- records ------------------------------------------------------------
 
-/// The fields that name a session or a writer. They are never rewritten on
-/// publish: a mangled id is worse than none, so a credential-shaped id is
-/// refused instead (see [`credential_in_id`]).
-pub const ID_FIELDS: [&str; 3] = ["session_id", "session_key", "instance_id"];
-
-/// The first id field of `record` that redaction would change, with the kind
-/// of credential it looks like.
+/// The first id field of `record` (`session_id`, `session_key`,
+/// `instance_id`) that redaction would change, with the kind of credential it
+/// looks like. Ids are never rewritten on publish: a mangled id is worse than
+/// none, so a credential-shaped one is refused instead.
 pub fn credential_in_id(record: &Record) -> Option<Redaction> {
     [
         ("session_id", &record.session_id),
