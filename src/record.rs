@@ -364,6 +364,9 @@ impl<'a> Probe<'a> {
     }
 }
 
+/// The key is built from the strings cut to [`MAX_STRING_BYTES`]: strings
+/// are read whole (for redaction), but a listing keeps one key per group, and
+/// keys as long as the files would let a hostile directory fill the memory.
 fn group_key<'s>(
     profile: &'s str,
     client: &'s str,
@@ -371,6 +374,8 @@ fn group_key<'s>(
     endpoint: &'s str,
     session_id: &'s str,
 ) -> (&'s str, &'s str, &'s str) {
+    let [profile, client, source, endpoint, session_id] =
+        [profile, client, source, endpoint, session_id].map(clip);
     let client = if client.is_empty() { source } else { client };
     let endpoint = endpoint.trim();
     let target = if endpoint.is_empty() {
@@ -399,6 +404,15 @@ fn truncate_field(name: &str, value: &mut String) {
         cut(value, idx);
     }
     truncate_at_boundary(value, MAX_STRING_BYTES);
+}
+
+/// `s` cut to at most [`MAX_STRING_BYTES`] without splitting a character.
+fn clip(s: &str) -> &str {
+    let mut end = s.len().min(MAX_STRING_BYTES);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 /// Cuts `s` to at most `max` bytes without splitting a character.
@@ -976,5 +990,16 @@ mod tests {
         r.client = "cli".into();
         r.endpoint = " ssh://h/x ".into();
         assert_eq!(r.group_key(), ("p", "cli", "ssh://h/x"));
+        // Read whole, but keyed by at most MAX_STRING_BYTES of each part.
+        let long = "é".repeat(30_000);
+        let json = format!(r#"{{"session_id":"a","profile":"{long}","endpoint":"{long}"}}"#);
+        let (r, p) = (
+            parse(&json).unwrap(),
+            Probe::parse(json.as_bytes()).unwrap(),
+        );
+        assert_eq!(r.endpoint, long);
+        let (profile, _, target) = r.group_key();
+        assert!(profile.len() == MAX_STRING_BYTES && target.len() == MAX_STRING_BYTES);
+        assert_eq!(p.group_key(), r.group_key());
     }
 }
