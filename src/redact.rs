@@ -616,8 +616,9 @@ fn is_value_end(c: char) -> bool {
 }
 
 /// The value starting at `i`: `(start, end, quoted)`. A quoted value runs to
-/// its closing quote (skipping `\"`), or to the end of the line if there is none.
-fn value_span(text: &str, i: usize) -> (usize, usize, bool) {
+/// its closing quote (skipping `\"`), or to the end of the line if there is
+/// none; an unquoted one to [`is_value_end`], or also to `&` in a query string.
+fn value_span(text: &str, i: usize, in_query: bool) -> (usize, usize, bool) {
     let rest = &text[i..];
     match rest.chars().next() {
         Some(q @ ('"' | '\'')) => {
@@ -638,7 +639,9 @@ fn value_span(text: &str, i: usize) -> (usize, usize, bool) {
             (i + 1, i + 1 + end, true)
         }
         _ => {
-            let end = rest.find(is_value_end).unwrap_or(rest.len());
+            let end = rest
+                .find(|c| is_value_end(c) || (in_query && c == '&'))
+                .unwrap_or(rest.len());
             (i, i + end, false)
         }
     }
@@ -1222,7 +1225,7 @@ fn redact_auth_headers(text: &str) -> Option<String> {
         let Some(m) = c.get(0).map(|m| m.range()) else {
             break;
         };
-        let (vs, ve, _) = value_span(text, m.end);
+        let (vs, ve, _) = value_span(text, m.end, false);
         let v = &text[vs..ve];
         let secret = !v.is_empty()
             && !is_placeholder(v)
@@ -1280,7 +1283,7 @@ fn redact_flags(text: &str) -> Option<String> {
         let Some(strength) = name_strength(name.as_str()) else {
             continue;
         };
-        let (vs, ve, quoted) = value_span(text, m.end());
+        let (vs, ve, quoted) = value_span(text, m.end(), false);
         let v = &text[vs..ve];
         let starts_ok = quoted || v.starts_with(|c: char| c.is_alphanumeric());
         let judged = match strength {
@@ -1326,12 +1329,9 @@ fn redact_assignments(text: &str) -> Option<String> {
             pos = sep.end();
             continue;
         };
-        let (vs, mut ve, quoted) = value_span(text, m.end());
         // In a query string (`?token=…&view=1`) the value ends at the next `&`.
         let in_query = open.as_str().is_empty() && text[..name.start()].ends_with(['?', '&']);
-        if !quoted && in_query {
-            ve = text[vs..ve].find('&').map_or(ve, |e| vs + e);
-        }
+        let (vs, ve, quoted) = value_span(text, m.end(), in_query);
         let v = &text[vs..ve];
         let judged = match strength {
             // `token: cpuid::InitToken` is a type, not a value.
