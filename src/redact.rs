@@ -315,7 +315,7 @@ const NAME_TRIGGERS: &[&str] = &[
 ];
 
 /// What the guards found in a text: one bit per rule.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Gates {
     shapes: u64,
     pem: bool,
@@ -402,17 +402,7 @@ static TRIGGERS: LazyLock<Triggers> = LazyLock::new(|| {
 
 fn gates(text: &str) -> Gates {
     let t = &*TRIGGERS;
-    let mut g = Gates {
-        shapes: 0,
-        pem: false,
-        url: false,
-        scp: false,
-        auth: false,
-        bearer: false,
-        curl: false,
-        flag: false,
-        assignment: false,
-    };
+    let mut g = Gates::default();
     let mut name = false;
     for m in t.finder.find_overlapping_iter(text) {
         match t.groups[m.pattern().as_usize()] {
