@@ -48,6 +48,20 @@ pub enum Error {
         fields: Vec<String>,
     },
 
+    /// A session id, session key or instance id looks like a credential.
+    /// Redacting it would mangle the id (two sessions could end up sharing a
+    /// file, and `show` and `clear` could not find it), so nothing is written.
+    #[error(
+        "{field} looks like a credential ({kind}); refusing to publish it: choose an id that \
+         is not a credential"
+    )]
+    CredentialId {
+        /// `session_id`, `session_key` or `instance_id`.
+        field: String,
+        /// The kind of credential it looks like (never the value).
+        kind: String,
+    },
+
     /// The local device id file exists but does not hold a device id.
     #[error(
         "device id file {} is corrupt ({message}); delete it and a new id will be created \
@@ -112,10 +126,11 @@ impl Error {
     }
 
     /// The process exit code that fits this error: 2 for usage errors, 3 for a
-    /// publish refused by `--strict`, 1 for everything else.
+    /// publish refused by `--strict` or for a credential-shaped id, 1 for
+    /// everything else.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Refused { .. } => 3,
+            Error::Refused { .. } | Error::CredentialId { .. } => 3,
             Error::InvalidRecord { .. } | Error::NoSuchOwner { .. } => 2,
             Error::Config(e) => e.exit_code(),
             _ => 1,

@@ -314,6 +314,7 @@ impl Shared {
             |current| {
                 let mut r = current;
                 change(&mut r);
+                crate::registry::refuse_credential_ids(&r)?;
                 let redactions = redact::redact_record(&mut r);
                 if strict && !redactions.is_empty() {
                     return Err(Error::Refused {
@@ -669,5 +670,15 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, Error::Refused { .. }), "{err}");
         assert_eq!(guard.record().title, "");
+        // An id is never rewritten, strict or not: the update is refused.
+        let guard = f.reg.keep_alive(&req("i", None)).unwrap();
+        let err = guard
+            .update(|r| r.session_key = "ghp_0123456789abcdefghijABCDEFGHIJ012345".into())
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::CredentialId { field, .. } if field == "session_key"),
+            "{err}"
+        );
+        assert_eq!(guard.record().session_key, "i");
     }
 }

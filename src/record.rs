@@ -3,9 +3,12 @@
 //!
 //! Reading is lenient, because the directory is written by other tools, other
 //! versions and sometimes by hand: unknown fields are ignored, a field of the
-//! wrong type reads as missing, over-long strings are cut and extra metadata
-//! entries dropped. Only a file that is not a JSON object, lacks a
-//! `session_id`, or names a newer `version` is rejected — and only that file.
+//! wrong type reads as missing and extra metadata entries are dropped. Only a
+//! file that is not a JSON object, lacks a `session_id`, or names a newer
+//! `version` is rejected — and only that file. Over-long strings are read
+//! whole (a file is at most [`MAX_FILE_BYTES`]) and cut to their limits by
+//! [`Record::cut_to_limits`] only after redaction, so that a cut never splits
+//! a credential into a part that is no longer recognised.
 //! Writing is strict: [`Record::enforce_limits`] runs before every write.
 
 use std::borrow::Cow;
@@ -169,7 +172,6 @@ impl Record {
         if record.session_key.is_empty() {
             record.session_key = record.session_id.clone();
         }
-        record.clamp_strings();
         Ok(record)
     }
 
@@ -278,9 +280,16 @@ impl Record {
         ]
     }
 
-    fn clamp_strings(&mut self) {
+    /// Cuts every string field and metadata value to its limit, as a reader
+    /// does before showing a record. Call it after redaction: cutting first
+    /// could leave half a token that no rule recognises. A cut that would end
+    /// inside a redaction marker ends before it instead.
+    pub fn cut_to_limits(&mut self) {
         for (name, value) in self.string_fields_mut() {
             truncate_field(name, value);
+        }
+        for value in self.metadata.values_mut() {
+            truncate_at_boundary(value, MAX_STRING_BYTES);
         }
     }
 }
@@ -370,22 +379,9 @@ impl<'a> Probe<'a> {
     /// Parses the probe fields of a record file (see [`Record::from_json`]).
     pub fn parse(bytes: &'a [u8]) -> Result<Probe<'a>, ParseError> {
         let bytes = object_bytes(bytes)?;
-        let mut p: Probe<'a> =
+        let p: Probe<'a> =
             serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
         check(p.version, &p.session_id)?;
-        for s in [
-            &mut p.profile,
-            &mut p.client,
-            &mut p.source,
-            &mut p.endpoint,
-            &mut p.session_id,
-        ] {
-            if s.len() > MAX_STRING_BYTES {
-                let mut owned = s.to_string();
-                truncate_at_boundary(&mut owned, MAX_STRING_BYTES);
-                *s = Cow::Owned(owned);
-            }
-        }
         Ok(p)
     }
 
@@ -411,6 +407,9 @@ impl<'a> Probe<'a> {
     }
 }
 
+/// The key is built from the strings cut to [`MAX_STRING_BYTES`]: strings
+/// are read whole (for redaction), but a listing keeps one key per group, and
+/// keys as long as the files would let a hostile directory fill the memory.
 fn group_key<'s>(
     profile: &'s str,
     client: &'s str,
@@ -418,6 +417,8 @@ fn group_key<'s>(
     endpoint: &'s str,
     session_id: &'s str,
 ) -> (&'s str, &'s str, &'s str) {
+    let [profile, client, source, endpoint, session_id] =
+        [profile, client, source, endpoint, session_id].map(clip);
     let client = if client.is_empty() { source } else { client };
     let endpoint = endpoint.trim();
     let target = if endpoint.is_empty() {
@@ -455,9 +456,18 @@ fn truncate_field(name: &str, value: &mut String) {
     if name == "title"
         && let Some((idx, _)) = value.char_indices().nth(MAX_TITLE_CHARS)
     {
-        value.truncate(idx);
+        cut(value, idx);
     }
     truncate_at_boundary(value, MAX_STRING_BYTES);
+}
+
+/// `s` cut to at most [`MAX_STRING_BYTES`] without splitting a character.
+fn clip(s: &str) -> &str {
+    let mut end = s.len().min(MAX_STRING_BYTES);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 /// Cuts `s` to at most `max` bytes without splitting a character.
@@ -467,8 +477,19 @@ pub(crate) fn truncate_at_boundary(s: &mut String, max: usize) {
         while !s.is_char_boundary(end) {
             end -= 1;
         }
-        s.truncate(end);
+        cut(s, end);
     }
+}
+
+/// Truncates `s` at `end` (a character boundary), or before a redaction
+/// marker that `end` would split (`…[reda`).
+fn cut(s: &mut String, end: usize) {
+    let marker = crate::redact::REDACTED;
+    let start = end.saturating_sub(marker.len() - 1);
+    let split = (start..end)
+        .filter(|&i| s.is_char_boundary(i))
+        .find(|&i| s[i..].starts_with(marker));
+    s.truncate(split.unwrap_or(end));
 }
 
 /// Field deserialisers that never fail on a wrong type: a field that does not
@@ -658,8 +679,6 @@ mod lenient {
                 if key.is_empty() || key.len() > super::MAX_METADATA_KEY_BYTES {
                     continue;
                 }
-                let mut text = text;
-                super::truncate_at_boundary(&mut text, super::MAX_STRING_BYTES);
                 out.insert(key, text);
             }
             // Keep the first entries in key order: deterministic whatever the file's order.
@@ -986,11 +1005,32 @@ mod tests {
             r#"{{"session_id":"a","title":"{long}","cwd":"{long}","metadata":{{{}}}}}"#,
             meta.join(",")
         );
-        let r = parse(&json).unwrap();
-        assert_eq!(r.title.chars().count(), MAX_TITLE_CHARS);
-        assert!(r.cwd.len() <= MAX_STRING_BYTES && r.cwd.len() > MAX_STRING_BYTES - 2);
+        let mut r = parse(&json).unwrap();
         assert_eq!(r.metadata.len(), MAX_METADATA_ENTRIES);
         assert!(r.metadata.contains_key("k00") && !r.metadata.contains_key("k39"));
+        // Strings are read whole, for redaction to see; cut afterwards.
+        assert_eq!(r.title, long);
+        r.cut_to_limits();
+        assert_eq!(r.title.chars().count(), MAX_TITLE_CHARS);
+        assert!(r.cwd.len() <= MAX_STRING_BYTES && r.cwd.len() > MAX_STRING_BYTES - 2);
+    }
+
+    #[test]
+    fn a_cut_never_splits_a_redaction_marker() {
+        let marker = crate::redact::REDACTED;
+        for at in MAX_STRING_BYTES - marker.len() - 2..MAX_STRING_BYTES + 2 {
+            let mut r = Record::new("s");
+            r.cwd = format!("{}{marker}tail", "x".repeat(at));
+            r.metadata.insert("m".into(), r.cwd.clone());
+            r.cut_to_limits();
+            for v in [&r.cwd, &r.metadata["m"]] {
+                assert!(v.len() <= MAX_STRING_BYTES, "{at}");
+                let whole = v
+                    .match_indices('[')
+                    .all(|(i, _)| v[i..].starts_with(marker));
+                assert!(whole, "{at}: {}", &v[v.len().saturating_sub(12)..]);
+            }
+        }
     }
 
     #[test]
@@ -1173,5 +1213,16 @@ mod tests {
         r.client = "cli".into();
         r.endpoint = " ssh://h/x ".into();
         assert_eq!(r.group_key(), ("p", "cli", "ssh://h/x"));
+        // Read whole, but keyed by at most MAX_STRING_BYTES of each part.
+        let long = "é".repeat(30_000);
+        let json = format!(r#"{{"session_id":"a","profile":"{long}","endpoint":"{long}"}}"#);
+        let (r, p) = (
+            parse(&json).unwrap(),
+            Probe::parse(json.as_bytes()).unwrap(),
+        );
+        assert_eq!(r.endpoint, long);
+        let (profile, _, target) = r.group_key();
+        assert!(profile.len() == MAX_STRING_BYTES && target.len() == MAX_STRING_BYTES);
+        assert_eq!(p.group_key(), r.group_key());
     }
 }

@@ -286,6 +286,7 @@ impl Registry {
         record.pid = req.owner_pid.unwrap_or_else(std::process::id);
         record.owner_start = owner_start;
 
+        refuse_credential_ids(&record)?;
         let redactions = redact::redact_record(&mut record);
         if !redactions.is_empty() && (req.strict || self.profile.strict) {
             let mut fields: Vec<String> = redactions.iter().map(|r| r.field.clone()).collect();
@@ -477,7 +478,10 @@ impl Registry {
     pub(crate) fn row(&self, e: Entry, device: Option<&str>, now: f64, skew: f64) -> Row {
         let state = liveness::state(&e.record, e.ctime, now, skew);
         let mut record = e.record;
+        // Redact the whole strings, then cut: the other order can leave half
+        // a token that no rule recognises.
         let redactions = redact::redact_record(&mut record);
+        record.cut_to_limits();
         let mut row = Row {
             local: device.is_some_and(|d| d == record.device_id),
             file: e.file,
@@ -593,6 +597,17 @@ struct Kept {
 impl Best {
     fn rank(&self) -> dedupe::Rank<'_> {
         dedupe::Rank::new(self.updated, self.seq, &self.file)
+    }
+}
+
+/// Ids are never rewritten: one that looks like a credential is refused.
+pub(crate) fn refuse_credential_ids(record: &Record) -> Result<()> {
+    match redact::credential_in_id(record) {
+        Some(found) => Err(Error::CredentialId {
+            field: found.field,
+            kind: found.kind,
+        }),
+        None => Ok(()),
     }
 }
 

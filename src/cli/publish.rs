@@ -112,9 +112,10 @@ pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<u8> {
     let published = registry
         .publish(&req, presence::unix_now())
         .with_context(|| {
+            // The id may be the very credential the publish was refused for.
             format!(
                 "cannot publish session '{}' in {}",
-                req.session_id,
+                presence::redact::redact_text(&req.session_id).0,
                 dir.display()
             )
         })?;

@@ -10,6 +10,7 @@ mod faults;
 mod hostile;
 mod lifecycle;
 mod no_panic;
+mod redact;
 mod syncthing;
 mod terminal;
 mod watch;
