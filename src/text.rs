@@ -49,7 +49,8 @@ const INVISIBLE: &[(char, char)] = &[
 ];
 
 /// Whether `c` must not reach a terminal as itself: C0 and C1 controls, DEL,
-/// and the invisible or reordering characters (bidi controls, zero-width and other invisible format characters).
+/// and the invisible or reordering characters (bidi controls, zero-width and
+/// other invisible format characters).
 pub fn is_unsafe_char(c: char) -> bool {
     c.is_control() || (c > '\u{ff}' || c == '\u{ad}') && invisible(c)
 }
