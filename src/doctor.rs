@@ -73,8 +73,23 @@ fn sync_engine(dir: &Path) -> Option<(&'static str, PathBuf)> {
 
 /// Whether a Syncthing `.stignore` keeps `.*.tmp` files out of the sync.
 fn stignore_has_tmp_line(root: &Path) -> bool {
-    std::fs::read_to_string(root.join(".stignore")).is_ok_and(|t| {
-        t.lines().map(str::trim).any(|l| {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    // The folder is shared: a FIFO or a huge file planted as `.stignore`
+    // must not hang or exhaust `doctor`.
+    let mut text = String::new();
+    let read = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(root.join(".stignore"))
+        .and_then(|f| {
+            if !f.metadata()?.is_file() {
+                return Err(std::io::ErrorKind::InvalidInput.into());
+            }
+            f.take(1 << 20).read_to_string(&mut text)
+        });
+    read.is_ok_and(|_| {
+        text.lines().map(str::trim).any(|l| {
             let l = l.trim_start_matches("(?d)");
             l == ".*.tmp" || l == "*.tmp" || l == ".*"
         })

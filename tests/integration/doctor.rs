@@ -95,6 +95,18 @@ fn doctor_names_each_problem_with_a_fix() {
     assert!(!secrets.to_string().contains("hunter2"));
     let stignore = checks.iter().find(|c| c["check"] == "stignore").unwrap();
     assert!(stignore["fix"].as_str().unwrap().contains("(?d).*.tmp"));
+    // A FIFO planted as `.stignore` (the folder is shared) neither hangs
+    // doctor nor counts as the ignore line.
+    let fifo = dir.join(".stignore");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert_eq!(status_of(&doctor(&a, 0), "stignore"), ["warn"]);
+    std::fs::remove_file(&fifo).unwrap();
     // With the ignore line, that check passes.
     std::fs::write(dir.join(".stignore"), "(?d).*.tmp\n").unwrap();
     assert_eq!(status_of(&doctor(&a, 0), "stignore"), ["ok"]);
