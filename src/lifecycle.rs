@@ -81,9 +81,13 @@ fn same_life(current: &Record, expected: &Record) -> bool {
 }
 
 /// `record` turned into a tombstone at `now`.
-pub(crate) fn tombstone(mut record: Record, now: f64) -> Record {
+///
+/// `expires_at` is set `skew` before `ended_at`, so that a reader that only
+/// filters on `expires_at > now` (Hermes does) stops showing the session as
+/// soon as the tombstone arrives, even with a clock up to `skew` behind.
+pub(crate) fn tombstone(mut record: Record, now: f64, skew: f64) -> Record {
     record.ended_at = Some(now);
-    record.expires_at = Some(now);
+    record.expires_at = Some(now - skew);
     record.updated_at = Some(now);
     record.status = "ended".into();
     record.seq = record.seq.saturating_add(1);
@@ -134,7 +138,7 @@ impl Registry {
         self.rewrite_locked(
             file,
             |current| same_life(current, expected),
-            |current| Ok(tombstone(current, now)),
+            |current| Ok(tombstone(current, now, self.profile.skew.as_secs_f64())),
         )
     }
 
@@ -194,7 +198,9 @@ impl Registry {
                 StepKind::Refresh => {
                     self.rewrite_locked(&step.file, unchanged, |r| Ok(refreshed(r, now)))?
                 }
-                _ => self.rewrite_locked(&step.file, unchanged, |r| Ok(tombstone(r, now)))?,
+                _ => self.rewrite_locked(&step.file, unchanged, |r| {
+                    Ok(tombstone(r, now, self.profile.skew.as_secs_f64()))
+                })?,
             };
             match (written, step.kind) {
                 (None, _) => out.changed += 1,

@@ -419,6 +419,12 @@ fn group_key<'s>(
 ) -> (&'s str, &'s str, &'s str) {
     let [profile, client, source, endpoint, session_id] =
         [profile, client, source, endpoint, session_id].map(clip);
+    // Hermes writes `""` for its default profile: one label, as for `show`.
+    let profile = if profile.is_empty() {
+        "default"
+    } else {
+        profile
+    };
     let client = if client.is_empty() { source } else { client };
     let endpoint = endpoint.trim();
     let target = if endpoint.is_empty() {

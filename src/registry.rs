@@ -303,8 +303,16 @@ impl Registry {
         record.seq = 1;
         record.started_at = Some(now);
         if let Ok(Some(old)) = dir.read_entry(&file) {
+            let live =
+                liveness::state(&old.record, old.ctime, now, self.profile.skew.as_secs_f64())
+                    == State::Live;
             let old = old.record;
-            if old.profile != record.profile && old.ended_at.is_none() {
+            let label = |l: &str| if l.is_empty() { "default" } else { l }.to_owned();
+            // Only a live record of this device's other profile is protected:
+            // a dead one, or one another device wrote (or planted) at this
+            // device's file name, is replaced, so a planted file can never
+            // stop a publish or keep `run` from starting its command.
+            if label(&old.profile) != label(&record.profile) && live && old.device_id == device_id {
                 return Err(Error::InvalidRecord {
                     field: "instance_id".into(),
                     message: format!(

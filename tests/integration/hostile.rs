@@ -409,3 +409,89 @@ fn a_configured_symlinked_dir_works_for_publish_list_and_expire() {
             .is_symlink()
     );
 }
+
+/// A record of another label planted at this device's own file name, live or
+/// dead, with another device's id: `publish` replaces it (with a warning) and
+/// `run` starts its command.
+#[test]
+fn a_record_planted_at_this_devices_file_name_never_stops_publish_or_run() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("mine", &[]);
+    let dir = w.shared();
+    let own = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.ends_with(".mine.json"))
+        .unwrap();
+    for live in [true, false] {
+        let t = now();
+        let planted = serde_json::json!({
+            "version": 1, "session_id": "mine", "profile": "intruder",
+            "device_id": "ffffffffffffffffffffffffffffffff",
+            "updated_at": t, "expires_at": if live { t + 90.0 } else { t - 10.0 },
+        });
+        write_record(&dir, &own, &planted);
+        let out = a.publish("mine", &["--title", "back"]);
+        assert!(out.stderr.contains("replaced"), "{}", out.stderr);
+        let rows = a.list(&[]);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0]["title"], "back");
+        assert_eq!(rows[0]["profile"], "default");
+
+        write_record(&dir, &own, &planted);
+        let marker = w.tmp.path().join(format!("ran-{live}"));
+        a.run(&[
+            "run",
+            "--session",
+            "mine",
+            "--",
+            "touch",
+            marker.to_str().unwrap(),
+        ])
+        .success();
+        assert!(marker.exists(), "run did not start its command");
+    }
+}
+
+/// `clear` writes a tombstone whose `expires_at` lies the skew tolerance
+/// before `ended_at`, so a reader that only filters on `expires_at > now`
+/// (Hermes) hides it even with a clock that far behind; and a Hermes record
+/// labelled `""` and ours labelled `default` on one endpoint are one group.
+#[test]
+fn tombstones_hide_from_expires_at_readers_and_empty_label_is_default() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s", &["--endpoint", "tmux://h/x"]);
+    a.run(&["clear", "--session", "s"]).success();
+    let file = std::fs::read_dir(w.shared())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".s.json"))
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let (ended, expires) = (
+        r["ended_at"].as_f64().unwrap(),
+        r["expires_at"].as_f64().unwrap(),
+    );
+    assert!(expires <= ended - 300.0, "ended {ended}, expires {expires}");
+
+    // One group: the newer of the two wins, whatever the label's spelling.
+    let t = now();
+    for (file, label, at) in [("h.old.json", "", t - 5.0), ("h.new.json", "default", t)] {
+        write_record(
+            &w.shared(),
+            file,
+            &serde_json::json!({
+                "version": 1, "session_id": file, "profile": label, "client": "cli",
+                "endpoint": "ssh://h/y", "updated_at": at, "expires_at": at + 90.0,
+            }),
+        );
+    }
+    let rows = a.list(&[]);
+    let ids: Vec<&str> = rows
+        .iter()
+        .map(|r| r["session_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["h.new.json"]);
+}
