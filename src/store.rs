@@ -878,11 +878,6 @@ impl Dir {
             }
             candidates.push((name.into(), kind));
         }
-        let threads = if candidates.len() < PARALLEL_FROM {
-            1
-        } else {
-            std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
-        };
         let work = |chunk: &[(Box<str>, NameKind)]| {
             let mut state = init();
             let mut skipped = Vec::new();
@@ -912,21 +907,7 @@ impl Dir {
             }
             (state, skipped)
         };
-        let results: Vec<(S, Vec<Skipped>)> = if threads == 1 {
-            vec![work(&candidates)]
-        } else {
-            let size = candidates.len().div_ceil(threads);
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = candidates
-                    .chunks(size)
-                    .map(|chunk| scope.spawn(|| work(chunk)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                    .collect()
-            })
-        };
+        let results = in_parallel(&candidates, work);
         let mut states = Vec::with_capacity(results.len());
         for (state, skipped) in results {
             states.push(state);
