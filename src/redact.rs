@@ -1424,41 +1424,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The strings of a corpus file: one per line, `\n` a newline and `\\` a
-    /// backslash; blank lines and lines starting with `# ` are comments.
-    pub(crate) fn corpus(text: &str) -> Vec<String> {
-        text.lines()
-            .filter(|l| !l.is_empty() && !l.starts_with("# "))
-            .map(|l| {
-                l.replace("\\\\", "\u{0}")
-                    .replace("\\n", "\n")
-                    .replace('\u{0}', "\\")
-            })
-            .collect()
-    }
-
-    /// A secret-corpus line: the input (markers removed), the expected
-    /// output (each marked part replaced) and the marked parts.
-    fn marked(line: &str) -> (String, String, Vec<String>) {
-        let (mut input, mut want, mut secrets) = (String::new(), String::new(), Vec::new());
-        let mut rest = line;
-        while let Some(open) = rest.find('⟦') {
-            let close = rest[open..]
-                .find('⟧')
-                .map(|c| open + c)
-                .expect("closed marker");
-            input.push_str(&rest[..open]);
-            want.push_str(&rest[..open]);
-            let secret = &rest[open + '⟦'.len_utf8()..close];
-            input.push_str(secret);
-            want.push_str(REDACTED);
-            secrets.push(secret.to_string());
-            rest = &rest[close + '⟧'.len_utf8()..];
-        }
-        input.push_str(rest);
-        want.push_str(rest);
-        (input, want, secrets)
-    }
+    include!("../tests/data/redact/corpus.rs");
 
     const BENIGN: &str = include_str!("../tests/data/redact/benign.txt");
     const SECRETS: &str = include_str!("../tests/data/redact/secrets.txt");

@@ -18,18 +18,7 @@ use crate::harness::*;
 const BENIGN: &str = include_str!("../data/redact/benign.txt");
 const SECRETS: &str = include_str!("../data/redact/secrets.txt");
 
-/// The strings of a corpus file: one per line, `\n` a newline and `\\` a
-/// backslash; blank lines and lines starting with `# ` are comments.
-fn corpus(text: &str) -> Vec<String> {
-    text.lines()
-        .filter(|l| !l.is_empty() && !l.starts_with("# "))
-        .map(|l| {
-            l.replace("\\\\", "\u{0}")
-                .replace("\\n", "\n")
-                .replace('\u{0}', "\\")
-        })
-        .collect()
-}
+include!("../data/redact/corpus.rs");
 
 /// A secret-corpus line as (input, expected output, secret parts): each
 /// `⟦…⟧` is a secret part, replaced by `[redacted]` in the expected output.
@@ -43,20 +32,7 @@ fn secrets() -> Vec<Secret> {
     corpus(SECRETS)
         .iter()
         .map(|line| {
-            let (mut input, mut want, mut parts) = (String::new(), String::new(), Vec::new());
-            let mut rest = line.as_str();
-            while let Some(open) = rest.find('⟦') {
-                let close = open + rest[open..].find('⟧').expect("closed marker");
-                let part = &rest[open + '⟦'.len_utf8()..close];
-                input.push_str(&rest[..open]);
-                want.push_str(&rest[..open]);
-                input.push_str(part);
-                want.push_str(REDACTED);
-                parts.push(part.to_string());
-                rest = &rest[close + '⟧'.len_utf8()..];
-            }
-            input.push_str(rest);
-            want.push_str(rest);
+            let (input, want, parts) = marked(line);
             Secret { input, want, parts }
         })
         .collect()
