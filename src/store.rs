@@ -383,8 +383,8 @@ impl DirHandle {
     /// Reads one record file safely into `buf`: never follows a symlink, never
     /// blocks on a FIFO or device (`O_NONBLOCK`), checks the type and size
     /// with `fstat` before reading and never reads past the limit. Returns
-    /// the file's stamp and mtime, or `Ok(None)` when it vanished meanwhile.
-    fn read(&self, name: &str, buf: &mut Vec<u8>) -> Result<Option<(Stamp, f64)>, SkipReason> {
+    /// the file's [`Stamp`], or `Ok(None)` when it vanished meanwhile.
+    fn read(&self, name: &str, buf: &mut Vec<u8>) -> Result<Option<Stamp>, SkipReason> {
         use rustix::fs::{Mode, OFlags};
         use rustix::io::Errno;
         let flags =
@@ -430,10 +430,7 @@ impl DirHandle {
             }
         }
         buf.truncate(len);
-        Ok(Some((
-            Stamp::of(&st),
-            secs(st.st_mtime as i64, st.st_mtime_nsec as i64),
-        )))
+        Ok(Some(Stamp::of(&st)))
     }
 
     fn entry(
@@ -442,14 +439,14 @@ impl DirHandle {
         kind: NameKind,
         buf: &mut Vec<u8>,
     ) -> Result<Option<Entry>, SkipReason> {
-        let Some((stamp, mtime)) = self.read(name, buf)? else {
+        let Some(stamp) = self.read(name, buf)? else {
             return Ok(None);
         };
         let raw = Raw {
             file: name,
             kind,
             ctime: stamp.ctime(),
-            mtime,
+            mtime: stamp.mtime(),
             stamp,
             bytes: buf,
         };
@@ -769,7 +766,7 @@ impl Dir {
             for name in chunk {
                 let outcome = match &self.handle {
                     Some(h) if is_plain_name(name) => match h.read(name, &mut buf) {
-                        Ok(Some((stamp, _))) => Ok(Some((stamp, &buf[..]))),
+                        Ok(Some(stamp)) => Ok(Some((stamp, &buf[..]))),
                         Ok(None) => Ok(None),
                         Err(reason) => Err(reason),
                     },
@@ -884,12 +881,12 @@ impl Dir {
             let mut buf = Vec::with_capacity(4096);
             for (name, kind) in chunk {
                 let outcome = match handle.read(name, &mut buf) {
-                    Ok(Some((stamp, mtime))) => {
+                    Ok(Some(stamp)) => {
                         let raw = Raw {
                             file: name,
                             kind: *kind,
                             ctime: stamp.ctime(),
-                            mtime,
+                            mtime: stamp.mtime(),
                             stamp,
                             bytes: &buf,
                         };
