@@ -15,7 +15,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             let msg = format!("{err:#}");
-            eprintln!("presence: error: {}", presence::text::terminal_safe(&msg));
+            eprintln!("presence: error: {}", cli::safe(&msg));
             ExitCode::from(cli::exit_code(&err))
         }
     }

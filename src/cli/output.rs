@@ -4,9 +4,9 @@
 use std::io::{self, IsTerminal, Write};
 
 use presence::Row;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::safe;
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// Whether to color stdout: only on a terminal, never with `NO_COLOR`.
 pub fn color_stdout() -> bool {
