@@ -20,6 +20,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::error::{ConfigError, Result};
+use crate::limits;
 use crate::local::LocalDirs;
 
 /// The commented example that `presence config init` writes. It states every
@@ -61,7 +62,7 @@ strict = false
 "#;
 
 /// The largest configuration file that is read: 1 MiB.
-pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+pub const MAX_CONFIG_BYTES: u64 = limits::MAX_CONFIG_BYTES;
 
 /// Top-level system directories refused as records directories (besides `/`
 /// and the home directory), compared after resolving symlinks on both sides.
@@ -307,14 +308,12 @@ impl Config {
             profile: name.into(),
             message,
         };
-        let secs = |d: &Option<DurationSetting>, default: u64| {
-            d.map(|d| d.0).unwrap_or(Duration::from_secs(default))
-        };
-        let ttl = secs(&settings.ttl, 90);
-        let refresh_interval = secs(&settings.refresh_interval, 30);
-        let skew = secs(&settings.skew, 300);
-        let gc_after = secs(&settings.gc_after, 3600);
-        if ttl < Duration::from_secs(1) || ttl > Duration::from_secs(3600) {
+        let secs = |d: &Option<DurationSetting>, default: Duration| d.map_or(default, |d| d.0);
+        let ttl = secs(&settings.ttl, limits::DEFAULT_TTL);
+        let refresh_interval = secs(&settings.refresh_interval, limits::DEFAULT_REFRESH_INTERVAL);
+        let skew = secs(&settings.skew, limits::DEFAULT_SKEW);
+        let gc_after = secs(&settings.gc_after, limits::DEFAULT_GC_AFTER);
+        if !limits::ttl_in_range(ttl) {
             return Err(invalid(format!(
                 "ttl = {} is out of range; use 1s to 1h",
                 humantime::format_duration(ttl)
@@ -331,7 +330,7 @@ impl Config {
                 ))
             )));
         }
-        if skew > Duration::from_secs(86_400) {
+        if skew > limits::MAX_SKEW {
             return Err(invalid("skew is over a day; use at most 24h".into()));
         }
         let label = settings.label.clone().unwrap_or_else(|| name.to_string());

@@ -17,17 +17,17 @@ use serde::Serialize;
 
 use crate::dedupe;
 use crate::error::Result;
+use crate::limits;
 use crate::liveness::{self, State};
 use crate::owner::{self, OwnerState};
 use crate::record::Record;
 use crate::registry::Registry;
 use crate::store::{Entry, NameKind, Stamp};
 
-/// How long this device's tombstones stay, so that every device sees the end
-/// before the file goes (sync engines propagate writes before deletes).
-pub const TOMBSTONE_GRACE: f64 = 600.0;
-/// How old a temp file of an interrupted write must be before it is removed.
-pub const TEMP_GRACE: f64 = 600.0;
+/// [`limits::TOMBSTONE_GRACE`] in seconds.
+pub const TOMBSTONE_GRACE: f64 = limits::secs(limits::TOMBSTONE_GRACE);
+/// [`limits::TEMP_GRACE`] in seconds.
+pub const TEMP_GRACE: f64 = limits::secs(limits::TEMP_GRACE);
 
 /// Why a file is garbage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -45,6 +45,9 @@ pub enum Reason {
     ConflictExpired,
     /// A temp file of an interrupted write, older than 10 minutes.
     StaleTemp,
+    /// A copy of a session life that another copy ended: no reader lists
+    /// it, and once the tombstone goes it must not come back.
+    EndedLife,
 }
 
 impl Reason {
@@ -57,6 +60,7 @@ impl Reason {
             Reason::ConflictLost => "conflict copy superseded by a newer record",
             Reason::ConflictExpired => "conflict copy, expired",
             Reason::StaleTemp => "temp file of an interrupted write, older than 10 min",
+            Reason::EndedLife => "copy of a session life that was ended",
         }
     }
 }
@@ -108,27 +112,41 @@ pub fn decide(
     owner_alive: impl Fn(&Record) -> bool,
 ) -> Vec<Garbage> {
     let state = |e: &Entry| liveness::state(&e.record, e.ctime, now, policy.skew);
+    let mut reducer = dedupe::Reducer::new(true);
+    for (i, e) in entries.iter().enumerate() {
+        reducer.add_record(&e.record, &e.file, e.ctime, (now, policy.skew), i);
+    }
     let mut out = Vec::new();
     let mut winners = Vec::new();
-    for group in dedupe::dedupe(entries, |e| (&e.record, e.file.as_str())) {
-        let mut live_loser_kept = false;
-        for &i in &group.losers {
+    for group in reducer.finish() {
+        let mut keep_winner = false;
+        for (copy, why) in &group.losers {
+            let Some(i) = copy.item else { continue };
             let e = &entries[i];
             if matches!(e.kind, NameKind::ConflictCopy(_)) {
                 out.push(garbage(e, Reason::ConflictLost, device));
+                continue;
+            }
+            if *why == dedupe::LossReason::LifeEnded {
+                // Its tombstone stays until a later pass, so that should
+                // this deletion fail, the copy never outlives the end.
+                out.push(garbage(e, Reason::EndedLife, device));
+                keep_winner = true;
                 continue;
             }
             let st = state(e);
             if let Some(reason) = judge(e, st, device, policy, now, &owner_alive) {
                 out.push(garbage(e, reason, device));
             } else if st == State::Live {
-                live_loser_kept = true;
+                // A dead winner that hides a live copy stays: deleting it
+                // would let the older copy show again.
+                keep_winner = true;
             }
         }
-        // A dead winner that hides a live loser stays: deleting it would
-        // let the older record show again.
-        if !live_loser_kept {
-            winners.push(group.winner);
+        if let Some(i) = group.winner.item
+            && !keep_winner
+        {
+            winners.push(i);
         }
     }
     for i in winners {
@@ -429,16 +447,39 @@ mod tests {
                 vec![],
             ),
             (
-                "a dead winner hiding a live loser stays",
+                "another life's tombstone hides nothing, so it goes in its time",
                 vec![
                     ended(entry("i.a.json", ME, NOW, NOW - 700.0), NOW - 700.0),
                     {
                         let mut e = entry("j.a.json", "other", NOW - 800.0, NOW - 5.0);
-                        e.record.session_id = "a".into();
+                        e.record.instance_id = "j".into();
                         e.record.expires_at = Some(NOW + 100.0);
                         e
                     },
                 ],
+                false,
+                vec![("i.a.json", OwnTombstone)],
+            ),
+            (
+                "a live-looking copy of an ended life goes; the tombstone stays this pass",
+                vec![
+                    ended(entry("i.a.json", ME, NOW, NOW - 700.0), NOW - 700.0),
+                    {
+                        let mut e = entry("j.a.json", "other", NOW - 800.0, NOW - 5.0);
+                        e.record.expires_at = Some(NOW + 100.0);
+                        e
+                    },
+                ],
+                false,
+                vec![("j.a.json", EndedLife)],
+            ),
+            (
+                "a dead winner hiding a live copy of its own life stays",
+                vec![entry("i.a.json", ME, NOW - 50.0, NOW - 200.0), {
+                    let mut e = entry("k.a.json", "other", NOW - 60.0, NOW - 5.0);
+                    e.record.expires_at = Some(NOW + 100.0);
+                    e
+                }],
                 false,
                 vec![],
             ),

@@ -42,6 +42,7 @@ pub mod doctor;
 pub mod error;
 pub mod expire;
 pub mod lifecycle;
+pub mod limits;
 pub mod liveness;
 pub mod local;
 pub mod owner;

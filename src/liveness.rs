@@ -15,14 +15,16 @@
 
 use crate::record::Record;
 
-/// Default time to live of a record, in seconds.
-pub const DEFAULT_TTL: f64 = 90.0;
-/// Shortest ttl honoured.
-pub const MIN_TTL: f64 = 1.0;
-/// Longest ttl honoured.
-pub const MAX_TTL: f64 = 3600.0;
-/// Default tolerance for writer clocks running behind ours, in seconds.
-pub const DEFAULT_SKEW: f64 = 300.0;
+use crate::limits::{self, secs};
+
+/// Default time to live of a record, in seconds ([`limits::DEFAULT_TTL`]).
+pub const DEFAULT_TTL: f64 = secs(limits::DEFAULT_TTL);
+/// Shortest ttl honoured ([`limits::MIN_TTL`]).
+pub const MIN_TTL: f64 = secs(limits::MIN_TTL);
+/// Longest ttl honoured ([`limits::MAX_TTL`]).
+pub const MAX_TTL: f64 = secs(limits::MAX_TTL);
+/// Default skew tolerance in seconds ([`limits::DEFAULT_SKEW`]).
+pub const DEFAULT_SKEW: f64 = secs(limits::DEFAULT_SKEW);
 
 /// Why a record is or is not live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -19,16 +19,9 @@ use serde::{Deserialize, Serialize};
 
 /// The schema version this crate writes and understands.
 pub const SCHEMA_VERSION: u32 = 1;
-/// Largest record file that is read or written, in bytes.
-pub const MAX_FILE_BYTES: usize = 64 * 1024;
-/// Largest string field, in bytes.
-pub const MAX_STRING_BYTES: usize = 1024;
-/// Longest title, in characters.
-pub const MAX_TITLE_CHARS: usize = 256;
-/// Most metadata entries.
-pub const MAX_METADATA_ENTRIES: usize = 32;
-/// Longest metadata key, in bytes.
-pub const MAX_METADATA_KEY_BYTES: usize = 128;
+pub use crate::limits::{
+    MAX_FILE_BYTES, MAX_METADATA_ENTRIES, MAX_METADATA_KEY_BYTES, MAX_STRING_BYTES, MAX_TITLE_CHARS,
+};
 
 /// One session presence record, as stored in `<instance>.<session>.json`.
 ///
@@ -341,13 +334,8 @@ pub struct Probe<'a> {
     _device_id: Cow<'a, str>,
     #[serde(default, borrow, rename = "host", deserialize_with = "lenient::cow")]
     _host: Cow<'a, str>,
-    #[serde(
-        default,
-        borrow,
-        rename = "instance_id",
-        deserialize_with = "lenient::cow"
-    )]
-    _instance_id: Cow<'a, str>,
+    #[serde(default, borrow, deserialize_with = "lenient::cow")]
+    instance_id: Cow<'a, str>,
     #[serde(
         default,
         rename = "metadata",
@@ -367,8 +355,9 @@ pub struct Probe<'a> {
         deserialize_with = "lenient::cow"
     )]
     _session_key: Cow<'a, str>,
-    #[serde(default, rename = "started_at", deserialize_with = "lenient::opt_f64")]
-    _started_at: Option<f64>,
+    /// `started_at`.
+    #[serde(default, deserialize_with = "lenient::opt_f64")]
+    pub started_at: Option<f64>,
     #[serde(default, borrow, rename = "status", deserialize_with = "lenient::cow")]
     _status: Cow<'a, str>,
     #[serde(default, borrow, rename = "title", deserialize_with = "lenient::cow")]
@@ -393,6 +382,11 @@ impl<'a> Probe<'a> {
     /// The runtime session id.
     pub fn session_id(&self) -> &str {
         &self.session_id
+    }
+
+    /// The writer instance.
+    pub fn instance_id(&self) -> &str {
+        &self.instance_id
     }
 
     /// The dedupe group key, as [`Record::group_key`] computes it.
@@ -468,7 +462,7 @@ fn truncate_field(name: &str, value: &mut String) {
 }
 
 /// `s` cut to at most [`MAX_STRING_BYTES`] without splitting a character.
-fn clip(s: &str) -> &str {
+pub(crate) fn clip(s: &str) -> &str {
     let mut end = s.len().min(MAX_STRING_BYTES);
     while !s.is_char_boundary(end) {
         end -= 1;

@@ -2,14 +2,14 @@
 //! list, show and clear. The CLI is a thin layer over this type, and so is
 //! any Rust program that links the crate.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::config::{Profile, ShowSet};
-use crate::dedupe;
+use crate::dedupe::{self, LifeId, LossReason, Reducer};
 use crate::error::{Error, Result};
 use crate::liveness::{self, State};
 use crate::local::{self, LocalDirs};
@@ -118,6 +118,16 @@ impl Row {
         self.claimed_age_s = self.record.updated_at.map(|u| round_ms(now - u));
         self.expires_in_s =
             liveness::deadline(&self.record, ctime, skew).map(|d| round_ms(d - now));
+    }
+
+    /// Says what the row's life is: a copy that looks live on its own but
+    /// whose life another copy ended is shown as ended.
+    pub(crate) fn mark_life(&mut self, life: State) {
+        if life == State::Ended && self.live {
+            self.live = false;
+            self.state = State::Ended.as_str();
+            self.expires_in_s = None;
+        }
     }
 
     /// The names of the fields of a row's JSON form (`list --json`), for
@@ -234,7 +244,7 @@ impl Registry {
     pub fn publish(&self, req: &PublishRequest, now: f64) -> Result<Published> {
         let device_id = self.local.device_id()?;
         let ttl = req.ttl.unwrap_or(self.profile.ttl);
-        if ttl < Duration::from_secs(1) || ttl > Duration::from_secs(3600) {
+        if !crate::limits::ttl_in_range(ttl) {
             return Err(Error::InvalidRecord {
                 field: "ttl".into(),
                 message: format!(
@@ -387,54 +397,53 @@ impl Registry {
         let show = self.show_set(opts.all_profiles);
         let skew = self.profile.skew.as_secs_f64();
         // Groups are reduced while the files are read: each file is probed
-        // for the few fields dedupe and liveness need, each group keeps only
-        // its newest file's rank — and that file's bytes only if it may be
-        // listed — and only the records listed in the end are fully parsed.
-        // Memory and work follow the shown rows, not the directory.
-        let fold = |groups: &mut HashMap<Box<str>, Best>, raw: store::Raw<'_>| {
+        // for the few fields dedupe and liveness need, each life keeps only
+        // its newest copy and tombstone — and a copy's bytes only if it may
+        // be listed — and only the records listed in the end are fully
+        // parsed. Memory and work follow the shown rows, not the directory.
+        let fold = |reducer: &mut Reducer<Kept>, raw: store::Raw<'_>| {
             let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
             if !show.shows(probe.profile()) {
                 return Ok(());
             }
-            let (profile, client, target) = probe.group_key();
-            let key: Box<str> = format!("{profile}\0{client}\0{target}").into();
             let times = [probe.updated_at, probe.expires_at, probe.ended_at];
-            let keep = opts.include_expired
-                || liveness::state_of(times, raw.ctime, now, skew) == State::Live;
-            let best = Best {
+            let state = liveness::state_of(times, raw.ctime, now, skew);
+            let keep = opts.include_expired || state == State::Live;
+            let copy = dedupe::Copy {
+                file: raw.file.into(),
                 updated: probe.updated_at.unwrap_or(f64::NEG_INFINITY),
                 seq: probe.seq,
-                file: raw.file.into(),
-                kept: keep.then(|| {
-                    Box::new(Kept {
-                        kind: raw.kind,
-                        ctime: raw.ctime,
-                        mtime: raw.mtime,
-                        stamp: raw.stamp,
-                        bytes: raw.bytes.into(),
-                    })
+                ended: probe.ended_at.is_some(),
+                state,
+                item: keep.then(|| Kept {
+                    kind: raw.kind,
+                    stamp: raw.stamp,
+                    bytes: raw.bytes.into(),
                 }),
             };
-            merge_best(groups, key, best);
+            let life = LifeId::new(probe.instance_id(), probe.session_id(), probe.started_at);
+            reducer.add(dedupe::group_id(probe.group_key()), life, copy);
             Ok(())
         };
-        let (parts, mut report) = self.dir.open()?.scan_fold_raw(HashMap::new, fold)?;
-        let mut parts = parts.into_iter();
-        let mut groups = parts.next().unwrap_or_default();
+        let (parts, mut report) = self
+            .dir
+            .open()?
+            .scan_fold_raw(|| Reducer::new(false), fold)?;
+        let mut reducer = Reducer::new(false);
         for part in parts {
-            for (key, best) in part {
-                merge_best(&mut groups, key, best);
-            }
+            reducer.merge(part);
         }
-        let mut kept: Vec<Best> = groups.into_values().filter(|b| b.kept.is_some()).collect();
-        kept.sort_by(|a, b| b.rank().cmp(&a.rank()));
-        for best in kept {
-            let Some(k) = best.kept else { continue };
+        for group in reducer.finish() {
+            if !opts.include_expired && group.state != State::Live {
+                continue;
+            }
+            let winner = group.winner;
+            let Some(k) = winner.item else { continue };
             let raw = store::Raw {
-                file: &best.file,
+                file: &winner.file,
                 kind: k.kind,
-                ctime: k.ctime,
-                mtime: k.mtime,
+                ctime: k.stamp.ctime(),
+                mtime: k.stamp.mtime(),
                 stamp: k.stamp,
                 bytes: &k.bytes,
             };
@@ -445,7 +454,7 @@ impl Registry {
                     }
                 }
                 Err(reason) => report.skipped.push(store::Skipped {
-                    file: best.file.to_string(),
+                    file: winner.file.to_string(),
                     reason,
                 }),
             }
@@ -464,15 +473,32 @@ impl Registry {
             .filter(|e| show.shows(&e.record.profile))
             .collect();
         let skew = self.profile.skew.as_secs_f64();
+        let mut reducer = Reducer::new(true);
+        for e in entries {
+            let (key, life, mut copy) = dedupe::describe(&e.record, &e.file, e.ctime, now, skew);
+            copy.item = Some(e);
+            reducer.add(key, life, copy);
+        }
         let mut rows = Vec::new();
-        for group in dedupe::dedupe(&entries, |e| (&e.record, e.file.as_str())) {
-            let winner = &entries[group.winner];
-            rows.push(self.row(winner.clone(), device.as_deref(), now, skew));
-            for &i in &group.losers {
-                let mut r = self.row(entries[i].clone(), device.as_deref(), now, skew);
-                r.superseded_by = Some(winner.file.clone());
-                r.lost_because =
-                    Some(dedupe::loss_reason(&winner.record, &entries[i].record).as_str());
+        for group in reducer.finish() {
+            if !opts.include_expired && group.state != State::Live && !opts.all {
+                continue;
+            }
+            let Some(winner) = group.winner.item else {
+                continue;
+            };
+            let winner_file = winner.file.clone();
+            let mut row = self.row(winner, device.as_deref(), now, skew);
+            row.mark_life(group.state);
+            rows.push(row);
+            for (copy, why) in group.losers {
+                let Some(e) = copy.item else { continue };
+                let mut r = self.row(e, device.as_deref(), now, skew);
+                if why == LossReason::LifeEnded {
+                    r.mark_life(State::Ended);
+                }
+                r.superseded_by = Some(winner_file.clone());
+                r.lost_because = Some(why.as_str());
                 rows.push(r);
             }
         }
@@ -526,8 +552,20 @@ impl Registry {
         if matches.is_empty() {
             return Ok(None);
         }
+        // The copy that speaks for its life and group first (what `list`
+        // shows), then the newest of the rest.
         matches.sort_by(|a, b| {
-            dedupe::newer((&b.record, b.file.as_str()), (&a.record, a.file.as_str()))
+            (
+                a.superseded_by.is_none(),
+                a.live,
+                dedupe::Rank::of(&a.record, &a.file),
+            )
+                .cmp(&(
+                    b.superseded_by.is_none(),
+                    b.live,
+                    dedupe::Rank::of(&b.record, &b.file),
+                ))
+                .reverse()
         });
         let others = matches.len() - 1;
         Ok(Some((matches.swap_remove(0), others)))
@@ -584,28 +622,11 @@ impl Registry {
     }
 }
 
-/// The newest file of a group seen so far while scanning: its rank, and its
-/// contents only when it may be listed.
-struct Best {
-    updated: f64,
-    seq: u64,
-    file: Box<str>,
-    kept: Option<Box<Kept>>,
-}
-
 /// A file kept for listing, parsed once the scan is over.
 struct Kept {
     kind: NameKind,
-    ctime: f64,
-    mtime: f64,
     stamp: store::Stamp,
     bytes: Box<[u8]>,
-}
-
-impl Best {
-    fn rank(&self) -> dedupe::Rank<'_> {
-        dedupe::Rank::new(self.updated, self.seq, &self.file)
-    }
 }
 
 /// Ids are never rewritten: one that looks like a credential is refused.
@@ -616,19 +637,6 @@ pub(crate) fn refuse_credential_ids(record: &Record) -> Result<()> {
             kind: found.kind,
         }),
         None => Ok(()),
-    }
-}
-
-fn merge_best(groups: &mut HashMap<Box<str>, Best>, key: Box<str>, best: Best) {
-    match groups.entry(key) {
-        std::collections::hash_map::Entry::Vacant(v) => {
-            v.insert(best);
-        }
-        std::collections::hash_map::Entry::Occupied(mut o) => {
-            if best.rank() > o.get().rank() {
-                o.insert(best);
-            }
-        }
     }
 }
 

@@ -44,7 +44,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::config::ShowSet;
-use crate::dedupe::Rank;
+use crate::dedupe::{self, LifeId, Rank, Reducer};
 use crate::error::{Error, Result};
 use crate::liveness::{self, State};
 use crate::record::Probe;
@@ -107,11 +107,11 @@ impl Event {
     }
 }
 
-type Key = (String, String, String);
+/// A dedupe group's key, as the reducer makes it ([`dedupe::group_id`]).
+type Key = Box<str>;
 
 fn key(row: &Row) -> Key {
-    let (a, b, c) = row.record.group_key();
-    (a.to_owned(), b.to_owned(), c.to_owned())
+    dedupe::group_id(row.record.group_key())
 }
 
 /// The live set and, for reasons of departure, every group's winner.
@@ -272,7 +272,7 @@ pub fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
 
 /// The shortest poll interval; [`Watcher::new`] raises shorter ones to it.
 /// A poll costs a `stat` of every file, so polling faster only burns CPU.
-pub const MIN_POLL: Duration = Duration::from_millis(100);
+pub const MIN_POLL: Duration = crate::limits::MIN_POLL;
 
 /// How a [`Watcher`] watches.
 #[derive(Debug, Clone, Copy)]
@@ -296,9 +296,9 @@ impl Default for WatchOptions {
     fn default() -> Self {
         WatchOptions {
             poll: None,
-            quiet: Duration::from_millis(10),
-            max_delay: Duration::from_millis(100),
-            rescan: Duration::from_secs(300),
+            quiet: crate::limits::WATCH_QUIET,
+            max_delay: crate::limits::WATCH_MAX_DELAY,
+            rescan: crate::limits::WATCH_RESCAN,
             all_profiles: false,
         }
     }
@@ -336,21 +336,13 @@ struct Known {
     probe: Option<Probed>,
 }
 
-/// A dedupe group's key as one string: `profile`, `client or source` and
-/// `endpoint or session_id` joined by NULs, as `list` joins them (one
-/// allocation per file instead of three).
-type GroupId = Box<str>;
-
-/// The snapshot key of a group.
-fn split_id(id: &str) -> Key {
-    let mut parts = id.splitn(3, '\0').map(str::to_owned);
-    let mut next = || parts.next().unwrap_or_default();
-    (next(), next(), next())
-}
+/// A dedupe group's key ([`dedupe::group_id`]).
+type GroupId = Key;
 
 /// The fields of a record that dedupe and liveness need, owned.
 struct Probed {
     key: GroupId,
+    life: LifeId,
     session_id: Box<str>,
     updated_at: Option<f64>,
     seq: u64,
@@ -361,19 +353,15 @@ struct Probed {
 
 impl Probed {
     fn new(p: &Probe<'_>, ctime: f64) -> Probed {
-        let (a, b, c) = p.group_key();
         Probed {
-            key: format!("{a}\0{b}\0{c}").into(),
+            key: dedupe::group_id(p.group_key()),
+            life: LifeId::new(p.instance_id(), p.session_id(), p.started_at),
             session_id: p.session_id().into(),
             updated_at: p.updated_at,
             seq: p.seq,
             times: [p.updated_at, p.expires_at, p.ended_at],
             ctime,
         }
-    }
-
-    fn rank<'a>(&self, file: &'a str) -> Rank<'a> {
-        Rank::new(self.updated_at.unwrap_or(f64::NEG_INFINITY), self.seq, file)
     }
 }
 
@@ -707,7 +695,7 @@ impl Watcher {
                 if emit {
                     let mut row = l.row.clone();
                     row.retime(l.ctime, now, skew);
-                    old.live.insert(split_id(&key), row);
+                    old.live.insert(key.clone(), row);
                 }
                 now_live.push((key.clone(), Some(l)));
             } else {
@@ -716,7 +704,7 @@ impl Watcher {
         }
         let mut next = Vec::new();
         for (key, before) in now_live {
-            let Some(winner) = self.winner(&key) else {
+            let Some((winner, state)) = self.winner(&key, now) else {
                 continue;
             };
             let Some(p) = self.files.get(&winner).and_then(|k| k.probe.as_ref()) else {
@@ -725,11 +713,11 @@ impl Watcher {
             if emit {
                 let winner = Winner {
                     session_id: p.session_id.to_string(),
-                    ended: p.times[2].is_some(),
+                    ended: state == State::Ended,
                 };
-                new.winners.insert(split_id(&key), winner);
+                new.winners.insert(key.clone(), winner);
             }
-            if liveness::state_of(p.times, p.ctime, now, skew) != State::Live {
+            if state != State::Live {
                 continue;
             }
             // The winner is the newest file read in this batch, if it was read.
@@ -746,7 +734,7 @@ impl Watcher {
             if let Some(mut l) = live.filter(|l| l.row.live) {
                 if emit {
                     l.row.retime(l.ctime, now, skew);
-                    new.live.insert(split_id(&key), l.row.clone());
+                    new.live.insert(key.clone(), l.row.clone());
                 }
                 next.push((key, l));
             }
@@ -772,17 +760,26 @@ impl Watcher {
         Some(key)
     }
 
-    /// The newest file of a group, by the dedupe rank.
-    fn winner(&self, key: &str) -> Option<Box<str>> {
-        fn rank<'a>(files: &HashMap<Box<str>, Known>, name: &'a str) -> Option<Rank<'a>> {
-            let probe = files.get(name)?.probe.as_ref()?;
-            Some(probe.rank(name))
+    /// The file that speaks for a group at `now`, and its life's state,
+    /// by the reducer `list` uses.
+    fn winner(&self, key: &str, now: f64) -> Option<(Box<str>, State)> {
+        let mut reducer = Reducer::<()>::new(false);
+        for name in self.groups.get(key)? {
+            let Some(p) = self.files.get(name).and_then(|k| k.probe.as_ref()) else {
+                continue;
+            };
+            let copy = dedupe::Copy {
+                file: name.clone(),
+                updated: p.updated_at.unwrap_or(f64::NEG_INFINITY),
+                seq: p.seq,
+                ended: p.times[2].is_some(),
+                state: liveness::state_of(p.times, p.ctime, now, self.skew),
+                item: None,
+            };
+            reducer.add(p.key.clone(), p.life.clone(), copy);
         }
-        self.groups
-            .get(key)?
-            .iter()
-            .max_by(|a, b| rank(&self.files, a).cmp(&rank(&self.files, b)))
-            .cloned()
+        let group = reducer.finish().into_iter().next()?;
+        Some((group.winner.file, group.state))
     }
 
     /// Parses a live winner's bytes into its row, exactly as `list` does.

@@ -520,6 +520,10 @@ fn syncthing_clock_skew_on_the_writer_does_not_fool_the_reader() {
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(12) {
         let row = listed(&p.pb, "behind");
+        if row.is_none() {
+            eprintln!("B: {:#?}", p.pb.list(&["--all", "--expired"]));
+            eprintln!("A: {:#?}", p.pa.list(&["--all", "--expired"]));
+        }
         assert!(
             row.is_some(),
             "dropped after {:?} although alive",
