@@ -949,6 +949,32 @@ impl Dir {
     /// a torn one. On failure the temp file is removed and the old file is
     /// untouched.
     pub fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<()> {
+        self.write_atomic_if(name, bytes, |_| true).map(|_| ())
+    }
+
+    /// [`Dir::write_atomic`], but only if `name` is still the version that
+    /// was read: `expected` is its [`Stamp`] as read, `None` if it was
+    /// absent. The check runs after the temp file is written, just before
+    /// the rename, so the window in which another writer (a sync engine,
+    /// which takes no lock) can slip in is as short as it can be. Returns
+    /// whether the file was replaced.
+    pub fn replace_if_unchanged(
+        &self,
+        name: &str,
+        expected: Option<Stamp>,
+        bytes: &[u8],
+    ) -> Result<bool> {
+        self.write_atomic_if(name, bytes, |dir| {
+            matches!(dir.stamp(name), Ok(current) if current == expected)
+        })
+    }
+
+    fn write_atomic_if(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        still: impl FnOnce(&Dir) -> bool,
+    ) -> Result<bool> {
         use rustix::fs::{AtFlags, Mode, OFlags};
         use rustix::io::Errno;
         let handle = self.handle("write", name)?;
@@ -979,10 +1005,14 @@ impl Dir {
             .map_err(|e| Error::io("write temp file for", &target, e))
             .and_then(|()| {
                 drop(fd);
+                if !still(self) {
+                    return Ok(false);
+                }
                 rustix::fs::renameat(&handle.0, tmp.as_str(), &handle.0, name)
+                    .map(|()| true)
                     .map_err(|e| Error::io("rename temp file over", &target, e.into()))
             });
-        if written.is_err() {
+        if !matches!(written, Ok(true)) {
             let _ = rustix::fs::unlinkat(&handle.0, tmp.as_str(), AtFlags::empty());
         }
         written
