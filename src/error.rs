@@ -75,7 +75,7 @@ pub enum Error {
         message: String,
     },
 
-    /// No home directory could be determined for the local data, config or runtime dirs.
+    /// No home directory could be determined for the local data, config or state dirs.
     #[error("cannot find the home directory (set HOME); it is needed for the {what}")]
     NoHome {
         /// Which directory was wanted.

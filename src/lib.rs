@@ -41,6 +41,14 @@ pub mod dedupe;
 pub mod doctor;
 pub mod error;
 pub mod expire;
+#[cfg_attr(
+    not(test),
+    expect(
+        dead_code,
+        reason = "read by publish, refresh, clear, expire and list once they consult it"
+    )
+)]
+mod ledger;
 pub mod lifecycle;
 pub mod limits;
 pub mod liveness;

@@ -1,6 +1,6 @@
 //! This device's local state, which must never live in the shared directory
 //! (everything there is synced to every device): the device id, the per-record
-//! locks, the hostname and process facts.
+//! locks, the state directory that also holds the ledger, the hostname.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{Error, Result};
 
 /// The local directories of this device (from the `directories` crate, so
-/// `XDG_*` and `HOME` decide on Linux).
+/// `XDG_*` and `HOME` decide on Linux, except for [`LocalDirs::state`]).
 #[derive(Debug, Clone)]
 pub struct LocalDirs {
     /// The user's home directory, for `~` expansion.
@@ -21,8 +21,13 @@ pub struct LocalDirs {
     pub config: PathBuf,
     /// `<data dir>/presence`: holds `device-id` and the default record directories.
     pub data: PathBuf,
-    /// `<runtime dir>/presence` (or the cache dir where there is no runtime dir): locks.
-    pub runtime: PathBuf,
+    /// `$HOME/.local/state/presence`: the per-record locks and the ledger of
+    /// the records this device published. Derived from `HOME` alone,
+    /// ignoring `XDG_STATE_HOME` and `XDG_RUNTIME_DIR`: cron, systemd user
+    /// units, login shells and `sudo -u` runs of one user agree on `HOME`
+    /// but not on the XDG variables, and they must all take the same locks
+    /// and read the same ledger.
+    pub state: PathBuf,
 }
 
 impl LocalDirs {
@@ -31,15 +36,12 @@ impl LocalDirs {
         let base = directories::BaseDirs::new().ok_or(Error::NoHome {
             what: "local data and config directories",
         })?;
-        let runtime = base
-            .runtime_dir()
-            .unwrap_or_else(|| base.cache_dir())
-            .join("presence");
+        let home = base.home_dir();
         Ok(LocalDirs {
-            home: base.home_dir().to_path_buf(),
+            home: home.to_path_buf(),
             config: base.config_dir().join("presence"),
             data: base.data_dir().join("presence"),
-            runtime,
+            state: home.join(".local/state/presence"),
         })
     }
 
@@ -49,7 +51,7 @@ impl LocalDirs {
             home: root.to_path_buf(),
             config: root.join("config/presence"),
             data: root.join("data/presence"),
-            runtime: root.join("runtime/presence"),
+            state: root.join("state/presence"),
         }
     }
 
@@ -116,18 +118,25 @@ impl LocalDirs {
         }
     }
 
-    /// The advisory lock file for record `file` in presence directory `dir`.
+    /// The advisory lock file for record `file` in the presence directory
+    /// whose canonical path (absolute, symlinks resolved, as
+    /// [`crate::store::Dir::canonical`] gives it) is `dir`:
+    /// `<state>/locks/<hex>.lock`, hex being the first 12 bytes of
+    /// sha256(`dir`, a 0 byte, `file`). The path must be canonical because
+    /// the lock is only as good as the agreement on its name: `/x`, `/x/`
+    /// and a symlink to `/x` are one directory and must be one lock.
     pub fn lock_file(&self, dir: &Path, file: &str) -> PathBuf {
-        let mut h = Sha256::new();
-        h.update(dir.as_os_str().as_encoded_bytes());
-        h.update([0]);
-        h.update(file.as_bytes());
-        let digest = h.finalize();
-        let hex: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
-        self.runtime.join("locks").join(format!("{hex}.lock"))
+        let mut key = dir.as_os_str().as_encoded_bytes().to_vec();
+        key.push(0);
+        key.extend_from_slice(file.as_bytes());
+        self.state
+            .join("locks")
+            .join(format!("{}.lock", short_hex(&key)))
     }
 
-    /// Takes the per-record advisory lock (blocking); released when the guard drops.
+    /// Takes the per-record advisory lock on [`LocalDirs::lock_file`]
+    /// (blocking); released when the guard drops. `dir` is the canonical
+    /// path of the presence directory.
     pub fn lock(&self, dir: &Path, file: &str) -> Result<RecordLock> {
         let path = self.lock_file(dir, file);
         if let Some(parent) = path.parent() {
@@ -151,7 +160,15 @@ pub struct RecordLock {
     _file: File,
 }
 
-fn make_private_dir(dir: &Path) -> Result<()> {
+/// The first 12 bytes of sha256(`bytes`) as 24 hex digits: a fixed-length
+/// file name for a path of any length and content, with 96 bits so that two
+/// directories or records never share one in practice.
+pub(crate) fn short_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest[..12].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub(crate) fn make_private_dir(dir: &Path) -> Result<()> {
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -198,6 +215,107 @@ mod tests {
         let a = dirs.lock_file(Path::new("/d1"), "a.json");
         assert_ne!(a, dirs.lock_file(Path::new("/d2"), "a.json"));
         assert_ne!(a, dirs.lock_file(Path::new("/d1"), "b.json"));
-        assert!(a.starts_with("/x/runtime/presence/locks"));
+        // The separator keeps ("/d1", "a.json") and ("/d1a", ".json") apart.
+        assert_ne!(a, dirs.lock_file(Path::new("/d1a"), ".json"));
+        assert!(a.starts_with("/x/state/presence/locks"));
+    }
+
+    #[test]
+    fn lock_file_name_is_the_sha256_of_dir_nul_file() {
+        let dirs = LocalDirs::under(Path::new("/x"));
+        // printf '/srv/sync/presence\0host.s-1.json' | sha256sum | cut -c1-24
+        assert_eq!(
+            dirs.lock_file(Path::new("/srv/sync/presence"), "host.s-1.json"),
+            Path::new("/x/state/presence/locks/f0845918d846469a88fcde78.lock")
+        );
+    }
+
+    /// Set in the child processes of `lock_file_depends_on_home_alone`: the
+    /// file to write the lock path that `from_env` gives into.
+    const PROBE: &str = "PRESENCE_TEST_LOCK_PROBE";
+
+    #[test]
+    fn lock_file_depends_on_home_alone() {
+        let (dir, file) = (Path::new("/srv/sync/presence"), "host.s-1.json");
+        if let Some(out) = std::env::var_os(PROBE) {
+            let dirs = LocalDirs::from_env().unwrap();
+            fs::write(
+                out,
+                dirs.lock_file(dir, file).as_os_str().as_encoded_bytes(),
+            )
+            .unwrap();
+            return;
+        }
+        // The real environment lookup, in child processes, because this
+        // process's environment is shared by every test running beside it.
+        let tmp = tempfile::tempdir().unwrap();
+        let probe = |name: &str, xdg: &[(&str, Option<&str>)]| {
+            let out = tmp.path().join(name);
+            let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+            cmd.args(["--exact", "local::tests::lock_file_depends_on_home_alone"])
+                .env(PROBE, &out)
+                .env("HOME", tmp.path().join("home"));
+            for (var, value) in xdg {
+                match value {
+                    Some(v) => cmd.env(var, tmp.path().join(v)),
+                    None => cmd.env_remove(var),
+                };
+            }
+            let status = cmd.output().unwrap().status;
+            assert!(status.success(), "{name}: {status}");
+            PathBuf::from(fs::read_to_string(out).unwrap())
+        };
+        // As an interactive login shell sees it, and as cron does.
+        let interactive = probe(
+            "interactive",
+            &[
+                ("XDG_RUNTIME_DIR", Some("run")),
+                ("XDG_STATE_HOME", Some("xdg-state")),
+                ("XDG_CACHE_HOME", Some("cache")),
+            ],
+        );
+        let cron = probe(
+            "cron",
+            &[
+                ("XDG_RUNTIME_DIR", None),
+                ("XDG_STATE_HOME", None),
+                ("XDG_CACHE_HOME", None),
+            ],
+        );
+        assert_eq!(interactive, cron);
+        assert_eq!(
+            interactive,
+            tmp.path()
+                .join("home/.local/state/presence/locks/f0845918d846469a88fcde78.lock")
+        );
+    }
+
+    #[test]
+    fn the_lock_excludes_others_until_the_guard_drops() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dirs = LocalDirs::under(tmp.path());
+        let (dir, file) = (Path::new("/srv/sync/presence"), "host.s-1.json");
+        let guard = dirs.lock(dir, file).unwrap();
+        // flock belongs to the open file description, so a second open of the
+        // same file stands for another process.
+        let other = File::open(dirs.lock_file(dir, file)).unwrap();
+        assert!(matches!(
+            other.try_lock(),
+            Err(std::fs::TryLockError::WouldBlock)
+        ));
+        drop(guard);
+        other.try_lock().unwrap();
+    }
+
+    #[test]
+    fn the_state_dir_is_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let dirs = LocalDirs::under(tmp.path());
+        drop(dirs.lock(Path::new("/d"), "a.json").unwrap());
+        for d in [dirs.state.clone(), dirs.state.join("locks")] {
+            let mode = fs::metadata(&d).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "{}", d.display());
+        }
     }
 }

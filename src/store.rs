@@ -570,6 +570,8 @@ impl SharedDir {
 pub struct Dir {
     handle: Option<DirHandle>,
     path: PathBuf,
+    /// Whether `path` is the resolved path (opened by [`Dir::open_resolved`]).
+    canonical: bool,
 }
 
 impl std::fmt::Debug for Dir {
@@ -586,6 +588,7 @@ impl Dir {
         Dir {
             handle: None,
             path: path.to_path_buf(),
+            canonical: false,
         }
     }
 
@@ -597,6 +600,7 @@ impl Dir {
             Ok(fd) => Ok(Dir {
                 handle: Some(DirHandle(fd)),
                 path: path.to_path_buf(),
+                canonical: false,
             }),
             Err(rustix::io::Errno::NOENT) => Ok(Dir::missing(path)),
             Err(e) => Err(Error::io("open directory", path, e.into())),
@@ -644,7 +648,12 @@ impl Dir {
             at.push(name);
             match rustix::fs::openat(&cur, *name, flags, Mode::empty()) {
                 Ok(fd) => cur = fd,
-                Err(Errno::NOENT) => return Ok(Dir::missing(resolved)),
+                Err(Errno::NOENT) => {
+                    return Ok(Dir {
+                        canonical: true,
+                        ..Dir::missing(resolved)
+                    });
+                }
                 // O_NOFOLLOW with O_DIRECTORY: ENOTDIR on Linux, ELOOP elsewhere.
                 Err(e @ (Errno::NOTDIR | Errno::LOOP)) => {
                     let st = rustix::fs::statat(&cur, *name, AtFlags::SYMLINK_NOFOLLOW);
@@ -672,12 +681,22 @@ impl Dir {
         Ok(Dir {
             handle: Some(DirHandle(cur)),
             path: resolved.to_path_buf(),
+            canonical: true,
         })
     }
 
     /// The path the directory was opened by (for messages and lock names).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The canonical path (absolute, symlinks resolved) when the directory
+    /// was opened through its resolved path ([`SharedDir::open`] of a
+    /// directory that exists or existed); `None` for a path as spelled
+    /// ([`Dir::open_path`]) or a directory never seen. The per-record lock
+    /// and the ledger are keyed by it: [`Dir::path`] may be a spelling.
+    pub fn canonical(&self) -> Option<&Path> {
+        self.canonical.then_some(self.path.as_path())
     }
 
     /// Whether the directory exists.
@@ -1484,5 +1503,41 @@ mod tests {
         let dir = shared.open().unwrap();
         dir.write_atomic("h.s.json", b"{}").unwrap();
         assert!(base.join("real/h.s.json").exists());
+    }
+
+    #[test]
+    fn every_spelling_of_a_directory_has_one_canonical_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(tmp.path()).unwrap();
+        fs::create_dir(base.join("real")).unwrap();
+        std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
+        let real = base.join("real");
+        for spelling in [
+            real.clone(),
+            base.join("real/"),
+            base.join("./real/."),
+            base.join("link"),
+            base.join("link/"),
+        ] {
+            let dir = SharedDir::new(&spelling).open().unwrap();
+            assert_eq!(
+                dir.canonical(),
+                Some(real.as_path()),
+                "{}",
+                spelling.display()
+            );
+        }
+        // A path as spelled, or a directory never seen, has none.
+        assert_eq!(
+            Dir::open_path(&base.join("link")).unwrap().canonical(),
+            None
+        );
+        let never = SharedDir::new(&base.join("never")).open().unwrap();
+        assert_eq!(never.canonical(), None);
+        // Once resolved, a directory deleted since keeps its canonical path.
+        let gone = SharedDir::new(&real);
+        fs::remove_file(base.join("link")).unwrap();
+        fs::remove_dir(&real).unwrap();
+        assert_eq!(gone.open().unwrap().canonical(), Some(real.as_path()));
     }
 }
