@@ -9,6 +9,7 @@ mod doctor;
 mod faults;
 mod hostile;
 mod lifecycle;
+mod lives;
 mod no_panic;
 mod redact;
 mod syncthing;
