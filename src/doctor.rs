@@ -44,6 +44,38 @@ fn check(check: &'static str, status: Status, message: String, fix: Option<Strin
     }
 }
 
+/// Records that carry this device's id but that the ledger says this device
+/// never wrote: another device forged them, or this home directory was
+/// cloned from another machine's (both then have one device id).
+fn foreign_claims(registry: &Registry, listing: &crate::registry::Listing) -> Option<Check> {
+    let id = registry.local().existing_device_id().ok().flatten()?;
+    let files: Vec<&str> = listing
+        .rows
+        .iter()
+        .filter(|r| !r.local && r.record.device_id == id)
+        .map(|r| r.file.as_str())
+        .collect();
+    if files.is_empty() {
+        return None;
+    }
+    Some(check(
+        "device-id",
+        Status::Warn,
+        format!(
+            "{} record(s) claim this device's id ({}) but this device did not write them: {}",
+            files.len(),
+            crate::text::prefix_chars(&id, 8),
+            files.join(", ")
+        ),
+        Some(format!(
+            "they are shown as another device's and never refreshed or cleared here. If this \
+             home directory was copied from another machine, give this one its own id: delete \
+             {} and publish again; otherwise find the device that writes them",
+            registry.local().device_id_file().display()
+        )),
+    ))
+}
+
 /// The sync engine that manages `dir`, by the marks it leaves up the tree.
 fn sync_engine(dir: &Path) -> Option<(&'static str, PathBuf)> {
     let mut cur = Some(dir);
@@ -307,6 +339,7 @@ pub fn run(registry: &Registry, config: &crate::config::ConfigSource, now: f64) 
                 .then(|| "set up NTP on that device, or raise `skew`".to_string()),
         ));
     }
+    out.extend(foreign_claims(registry, &listing));
     let secrets: Vec<&str> = listing
         .rows
         .iter()

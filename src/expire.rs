@@ -15,12 +15,12 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
+use crate::change::{Change, Done};
 use crate::dedupe;
 use crate::error::Result;
 use crate::limits;
 use crate::liveness::{self, State};
 use crate::owner::{self, OwnerState};
-use crate::record::Record;
 use crate::registry::Registry;
 use crate::store::{Entry, NameKind, Stamp};
 
@@ -77,7 +77,7 @@ pub struct Garbage {
     pub stamp: Stamp,
     /// For this device's records: the version judged (`instance_id`, `seq`).
     #[serde(skip)]
-    pub(crate) own: Option<(String, u64)>,
+    pub(crate) own: bool,
 }
 
 /// The settings [`decide`] needs.
@@ -106,11 +106,12 @@ fn dead_since(e: &Entry, skew: f64) -> f64 {
 pub fn decide(
     entries: &[Entry],
     temps: &[(String, Stamp)],
-    device: Option<&str>,
+    mine: impl Fn(&Entry) -> bool,
     policy: Policy,
     now: f64,
-    owner_alive: impl Fn(&Record) -> bool,
+    owner_alive: impl Fn(&Entry) -> bool,
 ) -> Vec<Garbage> {
+    let device = &|e: &Entry| e.kind == NameKind::Record && mine(e);
     let state = |e: &Entry| liveness::state(&e.record, e.ctime, now, policy.skew);
     let mut reducer = dedupe::Reducer::new(true);
     for (i, e) in entries.iter().enumerate() {
@@ -167,7 +168,7 @@ pub fn decide(
                 file: file.clone(),
                 reason: Reason::StaleTemp,
                 stamp: *stamp,
-                own: None,
+                own: false,
             });
         }
     }
@@ -179,40 +180,34 @@ pub fn decide(
 fn judge(
     e: &Entry,
     st: State,
-    device: Option<&str>,
+    device: &impl Fn(&Entry) -> bool,
     policy: Policy,
     now: f64,
-    owner_alive: &impl Fn(&Record) -> bool,
+    owner_alive: &impl Fn(&Entry) -> bool,
 ) -> Option<Reason> {
     if st == State::Live {
         return None;
     }
     let r = &e.record;
-    if is_own_record(e, device) {
+    if device(e) {
         match r.ended_at {
             Some(ended) if now - ended.min(e.ctime) > TOMBSTONE_GRACE => {
                 return Some(Reason::OwnTombstone);
             }
             Some(_) => {}
-            None if !owner_alive(r) => return Some(Reason::OwnExpired),
+            None if !owner_alive(e) => return Some(Reason::OwnExpired),
             None => return None,
         }
     }
     (now - dead_since(e, policy.skew) > policy.gc_after).then_some(Reason::Garbage)
 }
 
-/// A record file (not a conflict copy) that this device wrote.
-fn is_own_record(e: &Entry, device: Option<&str>) -> bool {
-    e.kind == NameKind::Record && device.is_some_and(|d| d == e.record.device_id)
-}
-
-fn garbage(e: &Entry, reason: Reason, device: Option<&str>) -> Garbage {
-    let ours = is_own_record(e, device);
+fn garbage(e: &Entry, reason: Reason, mine: &impl Fn(&Entry) -> bool) -> Garbage {
     Garbage {
         file: e.file.clone(),
         reason,
         stamp: e.stamp,
-        own: ours.then(|| (e.record.instance_id.clone(), e.record.seq)),
+        own: mine(e),
     }
 }
 
@@ -249,23 +244,21 @@ impl Registry {
         }
         let dir = self.dir.open()?;
         let scan = dir.scan()?;
-        let device = self.local.existing_device_id()?;
+        let own = self.own(&dir)?;
+        let mine = |e: &Entry| own.is_mine(&e.file, e.kind, &e.record);
         let policy = Policy {
             skew: self.profile.skew.as_secs_f64(),
             gc_after: self.profile.gc_after.as_secs_f64(),
         };
-        let owner_alive = |r: &Record| {
-            r.owner_start
-                .is_some_and(|s| owner::owner_state(r.pid, s) == OwnerState::Alive)
+        // Asked only of this device's records, and of the owner its ledger
+        // recorded: a file's pid is whatever its last writer put there.
+        let owner_alive = |e: &Entry| {
+            own.get(&e.file, e.kind, &e.record).is_some_and(|m| {
+                m.owner_start
+                    .is_some_and(|s| owner::owner_state(m.pid, s) == OwnerState::Alive)
+            })
         };
-        let plan = decide(
-            &scan.entries,
-            &scan.temps,
-            device.as_deref(),
-            policy,
-            now,
-            owner_alive,
-        );
+        let plan = decide(&scan.entries, &scan.temps, mine, policy, now, owner_alive);
         let total = scan.entries.len() + scan.temps.len();
         let mut out = ExpireOutcome::default();
         let mut gone = HashSet::new();
@@ -275,14 +268,13 @@ impl Registry {
             }
             let removed = if dry_run {
                 true
-            } else if let Some((instance, seq)) = &g.own {
+            } else if g.own {
                 // Ours: under the lock, only if it is still the version judged.
-                let _lock = self.local.lock(dir.path(), &g.file)?;
-                let same = matches!(
-                    dir.read_entry(&g.file),
-                    Ok(Some(e)) if &e.record.instance_id == instance && e.record.seq == *seq
-                );
-                same && dir.remove_if_unchanged(&g.file, g.stamp)?
+                let (done, ()) = self.change(&dir, &g.file, |cur| {
+                    let same = cur.stamp == Some(g.stamp) && cur.holds_mine();
+                    Ok((if same { Change::Remove } else { Change::Leave }, ()))
+                })?;
+                done == Done::Removed
             } else {
                 dir.remove_if_unchanged(&g.file, g.stamp)?
             };
@@ -293,6 +285,15 @@ impl Registry {
             }
         }
         out.kept = total - out.removed.len();
+        if !dry_run {
+            // Forget lives whose file is gone (deleted here or by another
+            // device's expire): the ledger must not grow forever.
+            for (file, _) in own.files() {
+                if matches!(dir.stamp(file), Ok(None)) {
+                    self.change(&dir, file, |_| Ok((Change::Forget, ())))?;
+                }
+            }
+        }
         Ok(out)
     }
 }
@@ -300,6 +301,7 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::Record;
     use crate::store::{self, Engine};
 
     const NOW: f64 = 1_000_000.0;
@@ -334,7 +336,8 @@ mod tests {
     }
 
     fn run(entries: &[Entry], alive: bool) -> Vec<(String, Reason)> {
-        let mut v: Vec<_> = decide(entries, &[], Some(ME), POLICY, NOW, |_| alive)
+        let mine = |e: &Entry| e.record.device_id == ME;
+        let mut v: Vec<_> = decide(entries, &[], mine, POLICY, NOW, |_| alive)
             .into_iter()
             .map(|g| (g.file, g.reason))
             .collect();
@@ -613,7 +616,7 @@ mod tests {
             (".a.json.1.x.tmp".to_string(), at(NOW - 601.0)),
             (".b.json.1.x.tmp".to_string(), at(NOW - 10.0)),
         ];
-        let g = decide(&[], &temps, Some(ME), POLICY, NOW, |_| false);
+        let g = decide(&[], &temps, |_| false, POLICY, NOW, |_| false);
         assert_eq!(g.len(), 1);
         assert_eq!(g[0].file, ".a.json.1.x.tmp");
         assert_eq!(g[0].reason, Reason::StaleTemp);

@@ -56,6 +56,13 @@ pub(crate) struct Entry {
     /// When this device cleared it, if it did.
     #[serde(default)]
     pub ended_at: Option<f64>,
+    /// The owner process as published: `refresh` asks whether it still runs
+    /// from here, never from the file (which another device could rewrite).
+    #[serde(default)]
+    pub pid: u32,
+    /// The owner's start time (see [`crate::owner`]); `None`: no owner.
+    #[serde(default)]
+    pub owner_start: Option<u64>,
 }
 
 impl PartialEq for Entry {
@@ -64,6 +71,8 @@ impl PartialEq for Entry {
             && self.life == other.life
             && self.label == other.label
             && same_time(self.ended_at, other.ended_at)
+            && self.pid == other.pid
+            && self.owner_start == other.owner_start
     }
 }
 
@@ -228,6 +237,8 @@ mod tests {
             },
             label: "work".into(),
             ended_at: None,
+            pid: 42,
+            owner_start: Some(7),
         }
     }
 
@@ -330,7 +341,7 @@ mod tests {
         fs::write(
             l.dir.join("d.s.json"),
             r#"{"file":"d.s.json","life":{"instance_id":"laptop","session_id":"s","started_at":5.0},
-               "label":"work","ended_at":null,"added_later":[1,2]}"#,
+               "label":"work","ended_at":null,"pid":42,"owner_start":7,"added_later":[1,2]}"#,
         )
         .unwrap();
 

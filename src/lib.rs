@@ -36,18 +36,12 @@
 
 #![deny(missing_docs)]
 
+mod change;
 pub mod config;
 pub mod dedupe;
 pub mod doctor;
 pub mod error;
 pub mod expire;
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "read by publish, refresh, clear, expire and list once they consult it"
-    )
-)]
 mod ledger;
 pub mod lifecycle;
 pub mod limits;

@@ -3,11 +3,14 @@
 //! library's, and the one `presence run` uses), and the locking rule that
 //! prevents lost updates and resurrection.
 //!
-//! Every rewrite of an existing record happens under the record's advisory
-//! lock in the local runtime dir, after re-reading the file under that lock,
-//! and only if the file still holds the record the decision was made on. So a
-//! refresh that read a record just before it was cleared never writes it back,
-//! and a clear never ends a newer life of a session that it did not read.
+//! Every rewrite goes through [`Registry::change`]: under the record's lock,
+//! after re-reading the file, and only if it is still the version the
+//! decision was made on. So a refresh that read a record just before it was
+//! cleared never writes it back, and a clear never ends a newer life of a
+//! session that it did not read. Only the lives the ledger says this device
+//! published are refreshed or cleared, and their owner process is the one the
+//! ledger recorded — never what a file (which another device may have
+//! written) claims.
 
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -16,13 +19,16 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::change::{Change, Done};
+use crate::dedupe::LifeId;
 use crate::error::{Error, Result};
+use crate::ledger;
 use crate::liveness;
 use crate::owner::{self, OwnerState};
 use crate::record::Record;
 use crate::redact;
 use crate::registry::{PublishRequest, Registry};
-use crate::store::{self, NameKind};
+use crate::store::{self, Stamp};
 
 /// What one refresh pass decided for one record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -43,8 +49,8 @@ pub struct RefreshStep {
     pub file: String,
     /// What to do.
     pub kind: StepKind,
-    instance_id: String,
-    seq: u64,
+    life: ledger::Life,
+    stamp: Stamp,
 }
 
 /// What a refresh pass did.
@@ -71,15 +77,6 @@ impl RefreshOutcome {
     }
 }
 
-/// The same session life: same writer instance and device, same start, not ended.
-fn same_life(current: &Record, expected: &Record) -> bool {
-    current.instance_id == expected.instance_id
-        && current.device_id == expected.device_id
-        && current.session_id == expected.session_id
-        && current.started_at == expected.started_at
-        && current.ended_at.is_none()
-}
-
 /// `record` turned into a tombstone at `now`.
 ///
 /// `expires_at` is set `skew` before `ended_at`, so that a reader that only
@@ -104,108 +101,105 @@ fn refreshed(mut record: Record, now: f64) -> Record {
 }
 
 impl Registry {
-    /// Under the record's lock: re-reads `file`, and if `check` accepts what
-    /// it holds now, writes `change(current)`. Returns the written record, or
-    /// `None` when the file is gone, unreadable or no longer passes `check`.
-    pub(crate) fn rewrite_locked(
-        &self,
-        file: &str,
-        check: impl FnOnce(&Record) -> bool,
-        change: impl FnOnce(Record) -> Result<Record>,
-    ) -> Result<Option<Record>> {
-        let dir = self.dir.open()?;
-        let _lock = self.local.lock(dir.path(), file)?;
-        let current = match dir.read_entry(file) {
-            Ok(Some(e)) if e.kind == NameKind::Record => e.record,
-            _ => return Ok(None),
-        };
-        if !check(&current) {
-            return Ok(None);
-        }
-        let new = change(current)?;
-        dir.write_atomic(file, &new.to_json())?;
-        Ok(Some(new))
-    }
-
-    /// Ends `expected`'s life in `file` at `now` (under the lock, only if the
-    /// file still holds that life). Returns the tombstone written.
+    /// Ends `expected`'s life in `file` at `now`, if the file still holds
+    /// that life and the ledger says this device published it. Returns the
+    /// tombstone written.
     pub(crate) fn end_life(
         &self,
         file: &str,
         expected: &Record,
         now: f64,
     ) -> Result<Option<Record>> {
-        self.rewrite_locked(
-            file,
-            |current| same_life(current, expected),
-            |current| Ok(tombstone(current, now, self.profile.skew.as_secs_f64())),
-        )
+        let dir = self.dir.open()?;
+        let life = LifeId::of(expected);
+        let skew = self.profile.skew.as_secs_f64();
+        let (done, tomb) = self.change(&dir, file, |cur| {
+            Ok(match &cur.entry {
+                Some(e)
+                    if cur.holds_mine()
+                        && LifeId::of(&e.record) == life
+                        && e.record.ended_at.is_none() =>
+                {
+                    let tomb = tombstone(e.record.clone(), now, skew);
+                    (Change::Write(Box::new(tomb.clone())), Some(tomb))
+                }
+                _ => (Change::Leave, None),
+            })
+        })?;
+        Ok(tomb.filter(|_| done == Done::Written))
     }
 
-    /// Decides, for each of this device's live-or-expired (not ended) records
-    /// in the directory, whether to refresh, clear or leave it. With
-    /// `any_label`, records of every label count; otherwise only this
-    /// profile's label.
+    /// Decides, for each live-or-expired (not ended) record that the ledger
+    /// says this device published, whether to refresh, clear or leave it;
+    /// and re-ends any life this device ended whose file a sync engine has
+    /// turned back into a live copy. With `any_label`, records of every
+    /// label count; otherwise only this profile's label. Reads only this
+    /// device's files, not the whole directory.
     pub fn plan_refresh(&self, any_label: bool) -> Result<Vec<RefreshStep>> {
-        let Some(device) = self.local.existing_device_id()? else {
+        let dir = self.dir.open()?;
+        if !dir.exists() {
             return Ok(Vec::new());
-        };
-        let scan = self.dir.open()?.scan()?;
-        let mut steps: Vec<RefreshStep> = scan
-            .entries
-            .into_iter()
-            .filter(|e| {
-                e.kind == NameKind::Record
-                    && e.record.device_id == device
-                    && e.record.ended_at.is_none()
-                    && (any_label || e.record.profile == self.profile.label)
-            })
-            .map(|e| {
-                let r = &e.record;
-                let kind = match r.owner_start {
-                    None => StepKind::Leave,
-                    Some(start) => match owner::owner_state(r.pid, start) {
-                        OwnerState::Alive => StepKind::Refresh,
-                        OwnerState::Dead => StepKind::Clear,
-                    },
-                };
-                RefreshStep {
-                    kind,
-                    instance_id: r.instance_id.clone(),
-                    seq: r.seq,
-                    file: e.file,
-                }
-            })
-            .collect();
-        steps.sort_by(|a, b| a.file.cmp(&b.file));
+        }
+        let label = crate::record::label_of(&self.profile.label);
+        let mut steps = Vec::new();
+        for mine in self.ledger(&dir).entries()? {
+            if !any_label && crate::record::label_of(&mine.label) != label {
+                continue;
+            }
+            let Ok(Some(e)) = dir.read_entry(&mine.file) else {
+                continue;
+            };
+            if !crate::change::holds(&e, &mine) || e.record.ended_at.is_some() {
+                continue;
+            }
+            let kind = match (mine.ended_at, mine.owner_start) {
+                (Some(_), _) => StepKind::Clear,
+                (None, None) => StepKind::Leave,
+                (None, Some(start)) => match owner::owner_state(mine.pid, start) {
+                    OwnerState::Alive => StepKind::Refresh,
+                    OwnerState::Dead => StepKind::Clear,
+                },
+            };
+            steps.push(RefreshStep {
+                file: mine.file,
+                kind,
+                life: mine.life,
+                stamp: e.stamp,
+            });
+        }
         Ok(steps)
     }
 
-    /// Carries out a plan at `now`. A step whose record changed since the plan
-    /// (different `instance_id` or `seq`, or ended) is skipped and counted in
-    /// [`RefreshOutcome::changed`].
+    /// Carries out a plan at `now`. A step whose file changed since the plan
+    /// (another version on disk, or no longer this device's life) is skipped
+    /// and counted in [`RefreshOutcome::changed`].
     pub fn apply_refresh(&self, steps: &[RefreshStep], now: f64) -> Result<RefreshOutcome> {
         let mut out = RefreshOutcome::default();
+        let dir = self.dir.open()?;
+        let skew = self.profile.skew.as_secs_f64();
         for step in steps {
             if step.kind == StepKind::Leave {
                 out.left += 1;
                 continue;
             }
-            let unchanged = |r: &Record| {
-                r.instance_id == step.instance_id && r.seq == step.seq && r.ended_at.is_none()
-            };
-            let written = match step.kind {
-                StepKind::Refresh => {
-                    self.rewrite_locked(&step.file, unchanged, |r| Ok(refreshed(r, now)))?
-                }
-                _ => self.rewrite_locked(&step.file, unchanged, |r| {
-                    Ok(tombstone(r, now, self.profile.skew.as_secs_f64()))
-                })?,
-            };
-            match (written, step.kind) {
-                (None, _) => out.changed += 1,
-                (Some(_), StepKind::Refresh) => out.refreshed.push(step.file.clone()),
-                (Some(_), _) => out.cleared.push(step.file.clone()),
+            let (done, ()) = self.change(&dir, &step.file, |cur| {
+                let unchanged = cur.stamp == Some(step.stamp)
+                    && cur.holds_mine()
+                    && cur.mine.as_ref().is_some_and(|m| m.life == step.life);
+                let Some(e) = cur.entry.as_ref().filter(|_| unchanged) else {
+                    return Ok((Change::Leave, ()));
+                };
+                let r = e.record.clone();
+                let new = match step.kind {
+                    StepKind::Refresh => refreshed(r, now),
+                    _ => tombstone(r, now, skew),
+                };
+                Ok((Change::Write(Box::new(new)), ()))
+            })?;
+            match (done, step.kind) {
+                (Done::Written, StepKind::Refresh) => out.refreshed.push(step.file.clone()),
+                (Done::Written, _) => out.cleared.push(step.file.clone()),
+                _ => out.changed += 1,
             }
         }
         Ok(out)
@@ -312,25 +306,32 @@ impl Shared {
         if !st.active {
             return Ok(false);
         }
-        let expected = st.record.clone();
+        let life = LifeId::of(&st.record);
         let strict = self.strict;
-        let written = self.registry.rewrite_locked(
-            &self.file,
-            |current| same_life(current, &expected),
-            |current| {
-                let mut r = current;
-                change(&mut r);
-                crate::registry::refuse_credential_ids(&r)?;
-                let redactions = redact::redact_record(&mut r);
-                if strict && !redactions.is_empty() {
-                    return Err(Error::Refused {
-                        fields: redactions.into_iter().map(|x| x.field).collect(),
-                    });
-                }
-                r.enforce_limits()?;
-                Ok(refreshed(r, now))
-            },
-        )?;
+        let dir = self.registry.dir.open()?;
+        let (done, written) = self.registry.change(&dir, &self.file, |cur| {
+            let Some(e) = cur.entry.as_ref().filter(|e| {
+                cur.holds_mine()
+                    && LifeId::of(&e.record) == life
+                    && e.record.ended_at.is_none()
+                    && cur.mine.as_ref().is_some_and(|m| m.ended_at.is_none())
+            }) else {
+                return Ok((Change::Leave, None));
+            };
+            let mut r = e.record.clone();
+            change(&mut r);
+            crate::registry::refuse_credential_ids(&r)?;
+            let redactions = redact::redact_record(&mut r);
+            if strict && !redactions.is_empty() {
+                return Err(Error::Refused {
+                    fields: redactions.into_iter().map(|x| x.field).collect(),
+                });
+            }
+            r.enforce_limits()?;
+            let r = refreshed(r, now);
+            Ok((Change::Write(Box::new(r.clone())), Some(r)))
+        })?;
+        let written = written.filter(|_| done == Done::Written);
         match written {
             Some(r) => {
                 st.record = r;

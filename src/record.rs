@@ -413,12 +413,7 @@ fn group_key<'s>(
 ) -> (&'s str, &'s str, &'s str) {
     let [profile, client, source, endpoint, session_id] =
         [profile, client, source, endpoint, session_id].map(clip);
-    // Hermes writes `""` for its default profile: one label, as for `show`.
-    let profile = if profile.is_empty() {
-        "default"
-    } else {
-        profile
-    };
+    let profile = label_of(profile);
     let client = if client.is_empty() { source } else { client };
     let endpoint = endpoint.trim();
     let target = if endpoint.is_empty() {
@@ -427,6 +422,12 @@ fn group_key<'s>(
         endpoint
     };
     (profile, client, target)
+}
+
+/// A profile label as dedupe and filters compare it: Hermes writes `""` for
+/// its default profile, which is our `default`.
+pub(crate) fn label_of(label: &str) -> &str {
+    if label.is_empty() { "default" } else { label }
 }
 
 /// The checks after parsing that [`Record::from_json`] and [`Probe::parse`]

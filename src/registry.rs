@@ -8,9 +8,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::change::{Change, Done, Own};
 use crate::config::{Profile, ShowSet};
 use crate::dedupe::{self, LifeId, LossReason, Reducer};
 use crate::error::{Error, Result};
+use crate::lifecycle::tombstone;
 use crate::liveness::{self, State};
 use crate::local::{self, LocalDirs};
 use crate::owner;
@@ -308,51 +310,84 @@ impl Registry {
         let file = store::file_name(&record.instance_id, &record.session_id);
         store::ensure_dir(&self.profile.dir)?;
         let dir = self.dir.open()?;
-        let _lock = self.local.lock(dir.path(), &file)?;
-        let mut warnings = warnings;
-        record.seq = 1;
-        record.started_at = Some(now);
-        if let Ok(Some(old)) = dir.read_entry(&file) {
-            let live =
-                liveness::state(&old.record, old.ctime, now, self.profile.skew.as_secs_f64())
-                    == State::Live;
-            let old = old.record;
-            let label = |l: &str| if l.is_empty() { "default" } else { l }.to_owned();
-            // Only a live record of this device's other profile is protected:
-            // a dead one, or one another device wrote (or planted) at this
-            // device's file name, is replaced, so a planted file can never
-            // stop a publish or keep `run` from starting its command.
-            if label(&old.profile) != label(&record.profile) && live && old.device_id == device_id {
-                return Err(Error::InvalidRecord {
-                    field: "instance_id".into(),
-                    message: format!(
-                        "{file} already holds session '{}' of profile label '{}'; publishing \
-                         here would replace it. Use another --instance for this profile",
-                        old.session_id, old.profile
-                    ),
+        let skew = self.profile.skew.as_secs_f64();
+        let ttl = ttl.as_secs_f64();
+        let label = crate::record::label_of;
+        // A sync engine may replace the file between our read and our write:
+        // then decide again on what it holds.
+        for _ in 0..3 {
+            let (done, warnings) = self.change(&dir, &file, |cur| {
+                let mut warnings = warnings.clone();
+                let mut new = record.clone();
+                new.seq = 1;
+                new.started_at = Some(now);
+                // What the ledger says this device published here, if the
+                // file still holds it and it has not ended.
+                let ongoing = cur.entry.as_ref().filter(|e| {
+                    cur.holds_mine()
+                        && e.record.ended_at.is_none()
+                        && cur.mine.as_ref().is_some_and(|m| m.ended_at.is_none())
+                });
+                if let Some(old) = ongoing {
+                    let live = liveness::state(&old.record, old.ctime, now, skew) == State::Live;
+                    // Only a live record of this device's other profile is
+                    // protected; whatever another device wrote (or planted)
+                    // here is replaced, so a planted file never stops a
+                    // publish nor keeps `run` from starting its command.
+                    if live && label(&old.record.profile) != label(&new.profile) {
+                        return Err(Error::InvalidRecord {
+                            field: "instance_id".into(),
+                            message: format!(
+                                "{file} already holds session '{}' of profile label '{}'; \
+                                 publishing here would replace it. Use another --instance \
+                                 for this profile",
+                                old.record.session_id, old.record.profile
+                            ),
+                        });
+                    }
+                    if old.record.session_id == new.session_id {
+                        new.started_at = old.record.started_at.or(Some(now));
+                    }
+                }
+                if let Some(old) = &cur.entry {
+                    // Readers rank by seq after updated_at: keep it rising.
+                    new.seq = old.record.seq.saturating_add(1);
+                    if !cur.holds_mine() {
+                        let who = if old.record.device_id == device_id {
+                            "a writer claiming this device's id".to_string()
+                        } else if old.record.device_id.is_empty() {
+                            "another writer".to_string()
+                        } else {
+                            format!(
+                                "device {}",
+                                crate::text::prefix_chars(&old.record.device_id, 8)
+                            )
+                        };
+                        warnings.push(format!(
+                            "replaced {file}, which {who} had written (same instance id on two devices?)"
+                        ));
+                    }
+                }
+                new.updated_at = Some(now);
+                new.expires_at = Some(now + ttl);
+                Ok((Change::Write(Box::new(new.clone())), (warnings, new)))
+            })?;
+            if done == Done::Written {
+                let (warnings, record) = warnings;
+                let path = self.profile.dir.join(&file);
+                return Ok(Published {
+                    record,
+                    path,
+                    redactions,
+                    warnings,
                 });
             }
-            record.seq = old.seq.saturating_add(1);
-            if old.device_id == device_id && old.ended_at.is_none() {
-                record.started_at = old.started_at.or(Some(now));
-            }
-            if !old.device_id.is_empty() && old.device_id != device_id {
-                warnings.push(format!(
-                    "replaced {file}, which device {} had written (same instance id on two devices?)",
-                    crate::text::prefix_chars(&old.device_id, 8)
-                ));
-            }
         }
-        record.updated_at = Some(now);
-        record.expires_at = Some(now + ttl.as_secs_f64());
-        dir.write_atomic(&file, &record.to_json())?;
-        let path = self.profile.dir.join(&file);
-        Ok(Published {
-            record,
-            path,
-            redactions,
-            warnings,
-        })
+        Err(Error::io(
+            "publish",
+            self.profile.dir.join(&file),
+            std::io::Error::other("the file kept changing while it was written; try again"),
+        ))
     }
 
     /// The labels this registry shows, given the options.
@@ -393,7 +428,8 @@ impl Registry {
         now: f64,
         mut each: impl FnMut(Row) -> bool,
     ) -> Result<(bool, Vec<Skipped>)> {
-        let device = self.local.existing_device_id()?;
+        let dir = self.dir.open()?;
+        let own = self.own(&dir)?;
         let show = self.show_set(opts.all_profiles);
         let skew = self.profile.skew.as_secs_f64();
         // Groups are reduced while the files are read: each file is probed
@@ -425,10 +461,7 @@ impl Registry {
             reducer.add(dedupe::group_id(probe.group_key()), life, copy);
             Ok(())
         };
-        let (parts, mut report) = self
-            .dir
-            .open()?
-            .scan_fold_raw(|| Reducer::new(false), fold)?;
+        let (parts, mut report) = dir.scan_fold_raw(|| Reducer::new(false), fold)?;
         let mut reducer = Reducer::new(false);
         for part in parts {
             reducer.merge(part);
@@ -449,7 +482,7 @@ impl Registry {
             };
             match raw.parse() {
                 Ok(entry) => {
-                    if !each(self.row(entry, device.as_deref(), now, skew)) {
+                    if !each(self.row(entry, &own, now, skew)) {
                         break;
                     }
                 }
@@ -464,8 +497,9 @@ impl Registry {
 
     /// `list --all`: every record, each group's losers after its winner.
     fn list_all(&self, opts: ListOptions, now: f64) -> Result<Listing> {
-        let scan = self.dir.open()?.scan()?;
-        let device = self.local.existing_device_id()?;
+        let dir = self.dir.open()?;
+        let scan = dir.scan()?;
+        let own = self.own(&dir)?;
         let show = self.show_set(opts.all_profiles);
         let entries: Vec<Entry> = scan
             .entries
@@ -488,12 +522,12 @@ impl Registry {
                 continue;
             };
             let winner_file = winner.file.clone();
-            let mut row = self.row(winner, device.as_deref(), now, skew);
+            let mut row = self.row(winner, &own, now, skew);
             row.mark_life(group.state);
             rows.push(row);
             for (copy, why) in group.losers {
                 let Some(e) = copy.item else { continue };
-                let mut r = self.row(e, device.as_deref(), now, skew);
+                let mut r = self.row(e, &own, now, skew);
                 if why == LossReason::LifeEnded {
                     r.mark_life(State::Ended);
                 }
@@ -509,15 +543,16 @@ impl Registry {
         })
     }
 
-    pub(crate) fn row(&self, e: Entry, device: Option<&str>, now: f64, skew: f64) -> Row {
+    pub(crate) fn row(&self, e: Entry, own: &Own, now: f64, skew: f64) -> Row {
         let state = liveness::state(&e.record, e.ctime, now, skew);
+        let local = own.is_mine(&e.file, e.kind, &e.record);
         let mut record = e.record;
         // Redact the whole strings, then cut: the other order can leave half
         // a token that no rule recognises.
         let redactions = redact::redact_record(&mut record);
         record.cut_to_limits();
         let mut row = Row {
-            local: device.is_some_and(|d| d == record.device_id),
+            local,
             file: e.file,
             live: state == State::Live,
             state: state.as_str(),
@@ -588,38 +623,67 @@ impl Registry {
             });
         }
         let mut outcome = ClearOutcome::default();
-        let Some(device) = self.local.existing_device_id()? else {
-            // This device never published: nothing of ours can be there.
+        let dir = self.dir.open()?;
+        if !dir.exists() {
             return Ok(outcome);
-        };
-        let scan = self.dir.open()?.scan()?;
-        for e in scan.entries {
-            let r = &e.record;
-            let ours = e.kind == NameKind::Record
-                && r.device_id == device
-                && r.profile == self.profile.label
-                && session.is_none_or(|s| r.session_id == s || r.session_key == s)
-                && instance.is_none_or(|i| r.instance_id == i);
-            if !ours {
+        }
+        let label = crate::record::label_of(&self.profile.label);
+        let skew = self.profile.skew.as_secs_f64();
+        // Only what the ledger says this device published: a record another
+        // device wrote is never cleared, whatever device_id it claims.
+        for planned in self.ledger(&dir).entries()? {
+            if crate::record::label_of(&planned.label) != label
+                || instance.is_some_and(|i| planned.life.instance_id != i)
+            {
                 continue;
             }
-            if r.ended_at.is_some() {
-                outcome.already_ended += 1;
-                continue;
+            let (done, what) = self.change(&dir, &planned.file, |cur| {
+                // Only the life planned: a newer one started meanwhile is left alone.
+                let Some(mine) = cur.mine.as_ref().filter(|m| m.life == planned.life) else {
+                    return Ok((Change::Leave, ClearStep::Changed));
+                };
+                let held = cur.entry.as_ref().filter(|_| cur.holds_mine());
+                let named = session.is_none_or(|s| {
+                    mine.life.session_id == s || held.is_some_and(|e| e.record.session_key == s)
+                });
+                Ok(match held {
+                    _ if !named => (Change::Leave, ClearStep::NotNamed),
+                    Some(e) if e.record.ended_at.is_some() => {
+                        (Change::Leave, ClearStep::AlreadyEnded)
+                    }
+                    // Live, or a live copy of a life this device already
+                    // ended (a sync engine brought an older copy back):
+                    // either way the tombstone is (re)written.
+                    Some(e) => {
+                        let tomb = tombstone(e.record.clone(), now, skew);
+                        (
+                            Change::Write(Box::new(tomb.clone())),
+                            ClearStep::Ended(Box::new(tomb)),
+                        )
+                    }
+                    None => (Change::Leave, ClearStep::AlreadyEnded),
+                })
+            })?;
+            match (done, what) {
+                (Done::Written, ClearStep::Ended(record)) => outcome.cleared.push(Cleared {
+                    file: planned.file.clone(),
+                    record: *record,
+                }),
+                (_, ClearStep::NotNamed) => {}
+                (Done::Left, ClearStep::AlreadyEnded) => outcome.already_ended += 1,
+                _ => outcome.changed_meanwhile += 1,
             }
-            // Under the lock, only the life we read is ended: a refresh may
-            // have advanced its seq meanwhile, but a newer life is left alone.
-            let Some(tomb) = self.end_life(&e.file, &e.record, now)? else {
-                outcome.changed_meanwhile += 1;
-                continue;
-            };
-            outcome.cleared.push(Cleared {
-                file: e.file.clone(),
-                record: tomb,
-            });
         }
         Ok(outcome)
     }
+}
+
+/// What `clear` made of one ledger entry.
+enum ClearStep {
+    Ended(Box<Record>),
+    AlreadyEnded,
+    NotNamed,
+    Changed,
 }
 
 /// A file kept for listing, parsed once the scan is over.

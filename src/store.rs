@@ -983,9 +983,11 @@ impl Dir {
         expected: Option<Stamp>,
         bytes: &[u8],
     ) -> Result<bool> {
-        self.write_atomic_if(name, bytes, |dir| {
-            matches!(dir.stamp(name), Ok(current) if current == expected)
-        })
+        self.write_atomic_if(
+            name,
+            bytes,
+            |dir| matches!(dir.stamp(name), Ok(current) if current == expected),
+        )
     }
 
     fn write_atomic_if(

@@ -43,6 +43,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::change::Own;
 use crate::config::ShowSet;
 use crate::dedupe::{self, LifeId, Rank, Reducer};
 use crate::error::{Error, Result};
@@ -450,7 +451,8 @@ pub struct Watcher {
     _backend: Option<Backend>,
     show: ShowSet,
     skew: f64,
-    device: Option<String>,
+    /// What this device published (the ledger), as of the last batch.
+    own: Own,
     files: HashMap<Box<str>, Known>,
     /// The files of each dedupe group.
     groups: HashMap<GroupId, HashSet<Box<str>>>,
@@ -513,7 +515,7 @@ impl Watcher {
             rx,
             tx,
             _backend: backend,
-            device: None,
+            own: Own::default(),
             files: HashMap::new(),
             groups: HashMap::new(),
             live: HashMap::new(),
@@ -610,10 +612,8 @@ impl Watcher {
         now: f64,
         emit: bool,
     ) -> Result<Vec<Event>> {
-        if self.device.is_none() {
-            // This device may publish its first record while we watch.
-            self.device = self.registry.local().existing_device_id()?;
-        }
+        // This device may publish (or clear) while we watch.
+        self.own = self.registry.own(dir)?;
         let (show, skew, look) = (&self.show, self.skew, self.stats.rescans);
         let parts = dir.read_each(
             changed,
@@ -795,9 +795,7 @@ impl Watcher {
         };
         let entry = raw.parse().ok()?;
         let ctime = entry.ctime;
-        let row = self
-            .registry
-            .row(entry, self.device.as_deref(), now, self.skew);
+        let row = self.registry.row(entry, &self.own, now, self.skew);
         let deadline = liveness::deadline(&row.record, ctime, self.skew);
         Some(Live {
             row,

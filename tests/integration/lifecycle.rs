@@ -300,10 +300,17 @@ fn expire_removes_exactly_the_garbage() {
         a.run(&["clear", "--session", "probe"]).success();
         id
     };
+    // This device's records are published for real (so its ledger knows
+    // them), then aged in place: same life, older times.
     let own = |sid: &str, updated: f64, ended: Option<f64>| {
-        json!({"session_id": sid, "profile": "default", "client": "terminal", "device_id": me,
-               "instance_id": "h-own", "updated_at": updated, "expires_at": ended.unwrap_or(updated + 90.0),
-               "ended_at": ended, "seq": 1})
+        a.publish(sid, &["--instance", "h-own"]);
+        let path = dir.join(format!("h-own.{sid}.json"));
+        let mut r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(r["device_id"], me.as_str());
+        r["updated_at"] = json!(updated);
+        r["expires_at"] = json!(ended.unwrap_or(updated + 90.0));
+        r["ended_at"] = json!(ended);
+        r
     };
     let foreign = |sid: &str, updated: f64| {
         json!({"session_id": sid, "profile": "default", "client": "terminal", "device_id": "other",
