@@ -69,9 +69,9 @@ fn publish_into_a_full_filesystem_fails_cleanly_and_keeps_the_old_record() {
         "{err}"
     );
     // The previous version is intact, and no temp file is left behind.
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&read(&out, "list")).unwrap();
+    let rows: Vec<JsonRow> = parse_json(&read(&out, "list"), "list --json");
     assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0]["title"], "before");
+    assert_eq!(rows[0].title, "before");
     assert_eq!(read(&out, "after"), read(&out, "before"));
 }
 
@@ -109,7 +109,7 @@ fn a_read_only_directory_gives_a_clear_error() {
     assert_eq!(read(&out, "clear-code").trim(), "1", "{err}");
     assert!(err.contains("Read-only file system"), "{err}");
     // Reading still works.
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&read(&out, "list")).unwrap();
+    let rows: Vec<JsonRow> = parse_json(&read(&out, "list"), "list --json");
     assert_eq!(sessions(&rows), ["s1"]);
 }
 
@@ -163,7 +163,7 @@ fn kill_9_at_random_moments_never_leaves_a_torn_record() {
         .filter(|l| l.contains("skipped") && !l.contains("temp file"))
         .collect();
     assert!(torn.is_empty(), "{torn:?}");
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
+    let rows: Vec<JsonRow> = parse_json(&out.stdout, "list --all --json");
     assert!(!rows.is_empty());
     // Otherwise the test proved nothing about interrupted writes.
     assert!(killed > 0, "no process was killed mid-run");

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::harness::*;
 
@@ -84,16 +84,16 @@ fn run_lists_while_the_command_runs_and_passes_its_status_through() {
         || sessions(&a.list(&[])) == ["wrapped"],
     );
     let row = a.list(&[]).remove(0);
-    assert_eq!(row["title"], "T");
+    assert_eq!(row.title, "T");
     // The owner is the wrapped command, not the wrapper.
-    assert_ne!(row["pid"].as_u64().unwrap(), u64::from(child.id()));
-    assert!(row["owner_start"].as_u64().is_some());
+    assert_ne!(row.pid, child.id());
+    assert!(row.owner_start.is_some());
     std::fs::write(&marker, "").unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(7));
     // Gone right after, as a tombstone.
     assert!(a.list(&[]).is_empty());
-    assert_eq!(a.list(&["--include-expired"])[0]["state"], "ended");
+    assert_eq!(a.list(&["--include-expired"])[0].state, "ended");
 }
 
 #[test]
@@ -144,9 +144,8 @@ fn a_sigkilled_wrapper_leaves_a_record_that_refresh_clears_once_the_child_is_gon
         || {
             let rows = a.list(&[]);
             rows.len() == 1
-                && std::fs::read_to_string(&pidfile).is_ok_and(|p| {
-                    rows[0]["pid"].as_u64().map(|x| x.to_string()) == Some(p.trim().to_string())
-                })
+                && std::fs::read_to_string(&pidfile)
+                    .is_ok_and(|p| rows[0].pid.to_string() == p.trim())
         },
     );
     let child_pid: u32 = std::fs::read_to_string(&pidfile)
@@ -186,23 +185,18 @@ fn refresh_clears_a_killed_owner_and_leaves_ownerless_records() {
     let mut owner = Owner::start();
     a.publish("owned", &["--owner-pid", &owner.pid()]);
     a.publish("free", &[]);
-    let out = a.json(&["refresh", "--json"]);
-    assert_eq!(out["refreshed"], 1);
-    assert_eq!(out["left"], 1);
+    let out: JsonRefresh = a.json(&["refresh", "--json"]);
+    assert_eq!((out.refreshed, out.left), (1, 1));
+    assert_eq!(out.refreshed_files.len(), 1);
+    let owned = out.refreshed_files;
     owner.kill();
-    let out = a.json(&["refresh", "--json"]);
-    assert_eq!(
-        (
-            out["refreshed"].as_u64(),
-            out["cleared"].as_u64(),
-            out["left"].as_u64()
-        ),
-        (Some(0), Some(1), Some(1))
-    );
+    let out: JsonRefresh = a.json(&["refresh", "--json"]);
+    assert_eq!((out.refreshed, out.cleared, out.left), (0, 1, 1));
+    assert_eq!(out.cleared_files, owned);
     assert_eq!(sessions(&a.list(&[])), ["free"]);
     // Other devices' records are never touched.
     let b = w.device("b");
-    assert_eq!(b.json(&["refresh", "--json"])["left"], 0);
+    assert_eq!(b.json::<JsonRefresh>(&["refresh", "--json"]).left, 0);
 }
 
 #[test]
@@ -230,7 +224,7 @@ fn refresh_every_keeps_a_short_ttl_record_alive_across_many_ttls() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert!(checks >= 10);
-    assert!(a.list(&[])[0]["seq"].as_u64().unwrap() >= 8);
+    assert!(a.list(&[])[0].seq >= 8);
     owner.kill();
     wait_until(
         "the dead owner's record to be cleared",
@@ -278,9 +272,10 @@ fn refresh_all_profiles_covers_every_directory_and_label() {
     a.publish("x", &["--owner-pid", &owner.pid()]);
     a.publish("y", &["--owner-pid", &owner.pid(), "--profile", "work"]);
     a.publish("z", &["--owner-pid", &owner.pid(), "--profile", "side"]);
-    assert_eq!(a.json(&["refresh", "--json"])["refreshed"], 1);
+    assert_eq!(a.json::<JsonRefresh>(&["refresh", "--json"]).refreshed, 1);
     assert_eq!(
-        a.json(&["refresh", "--json", "--all-profiles"])["refreshed"],
+        a.json::<JsonRefresh>(&["refresh", "--json", "--all-profiles"])
+            .refreshed,
         3
     );
 }
@@ -353,18 +348,13 @@ fn expire_removes_exactly_the_garbage() {
         v
     };
     let before = names();
-    let dry = a.json(&["expire", "--dry-run", "--json"]);
+    let dry: JsonExpire = a.json(&["expire", "--dry-run", "--json"]);
     assert_eq!(names(), before, "a dry run deletes nothing");
-    let mut would: Vec<(String, String)> = dry["removed"]
-        .as_array()
-        .unwrap()
+    assert!(dry.dry_run);
+    let mut would: Vec<(String, String)> = dry
+        .removed
         .iter()
-        .map(|g| {
-            (
-                g["file"].as_str().unwrap().to_string(),
-                g["reason"].as_str().unwrap().to_string(),
-            )
-        })
+        .map(|g| (g.file.clone(), g.reason.clone()))
         .collect();
     would.sort();
     let want = vec![
@@ -517,7 +507,7 @@ fn stress_no_torn_record_no_resurrection() {
                         .unwrap()
                         .push(format!("torn or unreadable record: {line}"));
                 }
-                let rows: Vec<Value> = match serde_json::from_str(&r.stdout) {
+                let rows: Vec<JsonRow> = match serde_json::from_str(&r.stdout) {
                     Ok(v) => v,
                     Err(e) => {
                         failures
@@ -529,10 +519,10 @@ fn stress_no_torn_record_no_resurrection() {
                 };
                 for row in rows {
                     seen.push((
-                        row["file"].as_str().unwrap().to_string(),
-                        row["started_at"].as_f64().unwrap_or(0.0),
-                        row["ended_at"].is_f64(),
-                        row["seq"].as_u64().unwrap(),
+                        row.file,
+                        row.started_at.unwrap_or(0.0),
+                        row.ended_at.is_some(),
+                        row.seq,
                     ));
                 }
             }

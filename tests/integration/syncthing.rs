@@ -358,10 +358,8 @@ fn lock() -> std::sync::MutexGuard<'static, ()> {
     ONE_PAIR_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn listed(dev: &Device, session: &str) -> Option<Value> {
-    dev.list(&[])
-        .into_iter()
-        .find(|r| r["session_id"] == session)
+fn listed(dev: &Device, session: &str) -> Option<JsonRow> {
+    dev.list(&[]).into_iter().find(|r| r.session_id == session)
 }
 
 #[test]
@@ -376,13 +374,13 @@ fn syncthing_publish_update_clear_and_expire_reach_the_other_device() {
     });
     report("1 publish on A -> listed on B", d);
     let row = listed(&p.pb, "s1").unwrap();
-    assert_eq!(row["local"], false);
-    assert_eq!(row["device_id"], p.pa.device_id());
+    assert!(!row.local);
+    assert_eq!(row.device_id, p.pa.device_id());
 
     // 2. update on A -> B shows the change
     p.pa.publish("s1", &["--title", "second", "--status", "working"]);
     let d = wait_until("the update on B", Duration::from_secs(30), || {
-        listed(&p.pb, "s1").is_some_and(|r| r["title"] == "second" && r["status"] == "working")
+        listed(&p.pb, "s1").is_some_and(|r| r.title == "second" && r.status == "working")
     });
     report("2 update on A -> shown on B", d);
 
@@ -394,12 +392,12 @@ fn syncthing_publish_update_clear_and_expire_reach_the_other_device() {
     report("3 clear on A -> gone from B's listing", d);
     let all = p.pb.list(&["--include-expired", "--session", "s1"]);
     assert_eq!(
-        all[0]["state"], "ended",
+        all[0].state, "ended",
         "B sees the tombstone, not a deletion"
     );
     // Later, expire on A deletes the tombstone (ten minutes on A's clock) and
     // the deletion reaches B.
-    let file = all[0]["file"].as_str().unwrap().to_string();
+    let file = all[0].file.clone();
     let out = run_ok(faked(p.pa.cmd(), "+11m").arg("expire"));
     assert!(
         String::from_utf8_lossy(&out.stdout).contains(&file),
@@ -487,8 +485,8 @@ fn syncthing_clock_skew_on_the_writer_does_not_fool_the_reader() {
     });
     let row = listed(&p.pb, "ahead").unwrap();
     assert!(
-        row["claimed_age_s"].as_f64().unwrap() < -500.0,
-        "the writer's clock is ahead: {row}"
+        row.claimed_age_s.unwrap() < -500.0,
+        "the writer's clock is ahead: {row:?}"
     );
     let arrived = Instant::now();
     wait_until("ahead to expire on B", Duration::from_secs(30), || {
@@ -525,7 +523,7 @@ fn syncthing_clock_skew_on_the_writer_does_not_fool_the_reader() {
             "dropped after {:?} although alive",
             start.elapsed()
         );
-        assert!(row.unwrap()["claimed_age_s"].as_f64().unwrap() > 100.0);
+        assert!(row.unwrap().claimed_age_s.unwrap() > 100.0);
         std::thread::sleep(Duration::from_millis(250));
     }
     report(
@@ -549,12 +547,7 @@ fn syncthing_stale_records_of_a_device_back_from_offline_never_show_live() {
     // unsynced, and B collects A's dead records (gc_after is 3 s here).
     p.pa.run(&["clear", "--session", "ended"]).success();
     p.pa.publish("late", &["--ttl", "2s"]);
-    let file_of = |session: &str| {
-        p.pa.list(&["--all", "--session", session])[0]["file"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
+    let file_of = |session: &str| p.pa.list(&["--all", "--session", session]).remove(0).file;
     let (gone, ended, late) = (file_of("gone"), file_of("ended"), file_of("late"));
     std::thread::sleep(Duration::from_secs(2 + 2 + 3 + 1));
     let out = p.pb.run(&["expire"]).success();
@@ -588,8 +581,8 @@ fn syncthing_stale_records_of_a_device_back_from_offline_never_show_live() {
     let all = p.pb.list(&["--all"]);
     let state = |session: &str| {
         all.iter()
-            .find(|r| r["session_id"] == session)
-            .map(|r| r["state"].as_str().unwrap().to_string())
+            .find(|r| r.session_id == session)
+            .map(|r| r.state.clone())
     };
     // Arrived, but never live: expired by its writer's clock on arrival,
     // stale by local age since.
@@ -645,7 +638,7 @@ fn syncthing_a_conflict_copy_collapses_and_expire_removes_it_on_both() {
     for dev in [&p.pa, &p.pb] {
         let rows = dev.list(&[]);
         assert_eq!(rows.len(), 1, "{rows:?}");
-        assert_eq!(rows[0]["title"], "from B (newer)");
+        assert_eq!(rows[0].title, "from B (newer)");
         assert_eq!(dev.list(&["--all"]).len(), 2);
     }
     let out = p.pa.run(&["expire"]).success();
@@ -659,7 +652,7 @@ fn syncthing_a_conflict_copy_collapses_and_expire_removes_it_on_both() {
         Duration::from_secs(30),
         || !has_copy(&p.a) && !has_copy(&p.b),
     );
-    assert_eq!(p.pb.list(&[])[0]["title"], "from B (newer)");
+    assert_eq!(p.pb.list(&[])[0].title, "from B (newer)");
 }
 
 #[test]
@@ -688,19 +681,17 @@ fn syncthing_watch_on_b_sees_a_publish_and_clear() {
     std::thread::sleep(Duration::from_millis(300));
     let start = Instant::now();
     p.pa.publish("watched", &[]);
-    let up: Value =
-        serde_json::from_str(&rx.recv_timeout(Duration::from_secs(30)).unwrap()).unwrap();
+    let up = JsonEvent::parse(&rx.recv_timeout(Duration::from_secs(30)).unwrap());
     assert_eq!(
-        (up["event"].as_str(), up["record"]["session_id"].as_str()),
-        (Some("up"), Some("watched"))
+        (up.event.as_str(), up.record.session_id.as_str()),
+        ("up", "watched")
     );
     report("8 publish on A -> up event on B", start.elapsed());
     let start = Instant::now();
     p.pa.run(&["clear", "--session", "watched"]).success();
-    let down: Value =
-        serde_json::from_str(&rx.recv_timeout(Duration::from_secs(30)).unwrap()).unwrap();
-    assert_eq!(down["event"], "down");
-    assert_eq!(down["reason"], "cleared");
+    let down = JsonEvent::parse(&rx.recv_timeout(Duration::from_secs(30)).unwrap());
+    assert_eq!(down.event, "down");
+    assert_eq!(down.reason.as_deref(), Some("cleared"));
     report("8 clear on A -> down (cleared) event on B", start.elapsed());
 }
 
@@ -723,7 +714,8 @@ fn syncthing_a_burst_of_200_sessions_all_arrive_and_listing_never_fails() {
                     "{}",
                     String::from_utf8_lossy(&out.stderr)
                 );
-                let _: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+                let _: Vec<JsonRow> =
+                    parse_json(&String::from_utf8_lossy(&out.stdout), "list --json");
                 let stderr = String::from_utf8_lossy(&out.stderr);
                 assert!(
                     stderr

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::harness::{Device, World, now, write_record};
+use crate::harness::{Device, World, now, sessions, write_record};
 
 /// Payloads that do something to a terminal when printed raw.
 const PAYLOADS: &[&str] = &[
@@ -195,17 +195,10 @@ fn json_output_keeps_exact_values() {
     let dev = w.device("a");
     let ids = plant(&w.shared());
     let rows = dev.list(&[]);
-    let mut got: Vec<String> = rows
-        .iter()
-        .map(|r| r["session_id"].as_str().unwrap().to_string())
-        .collect();
+    let mut got = sessions(&rows);
     got.sort();
     let mut want = ids.clone();
     want.sort();
     assert_eq!(got, want);
-    let shown = dev.json(&["show", &ids[0], "--json"]);
-    assert_eq!(
-        shown["title"].as_str(),
-        Some(format!("title {}", PAYLOADS[0]).as_str())
-    );
+    assert_eq!(dev.show(&ids[0]).title, format!("title {}", PAYLOADS[0]));
 }
