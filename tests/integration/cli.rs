@@ -275,12 +275,12 @@ for path in glob.glob(os.path.join(sys.argv[1], "*.json")):
 rows = sorted(best.values(), key=lambda r: float(r.get("updated_at") or 0), reverse=True)
 print(json.dumps([[r["session_id"], r["title"], type(r["updated_at"]).__name__, type(r["pid"]).__name__] for r in rows]))
 "#;
-    let out = std::process::Command::new("python3")
+    let out = std::process::Command::new(require_tool("python3"))
         .arg("-c")
         .arg(script)
         .arg(w.shared())
         .output()
-        .expect("python3 is needed for the Hermes interop test");
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -798,7 +798,7 @@ fn a_closed_pipe_is_not_an_error() {
 /// Runs `presence ARGS` on a pseudo-terminal of the given width (util-linux `script`).
 fn on_terminal(dev: &Device, cols: u16, no_color: bool, args: &str) -> String {
     let bin = env!("CARGO_BIN_EXE_presence");
-    let mut cmd = dev.program("script");
+    let mut cmd = dev.program(require_tool("script"));
     cmd.env("TERM", "xterm").args([
         "-qc",
         &format!("stty rows 24 cols {cols}; {bin} {args}"),
@@ -807,9 +807,7 @@ fn on_terminal(dev: &Device, cols: u16, no_color: bool, args: &str) -> String {
     if no_color {
         cmd.env("NO_COLOR", "1");
     }
-    let out = cmd
-        .output()
-        .expect("util-linux `script` is needed for the terminal tests");
+    let out = cmd.output().unwrap();
     String::from_utf8_lossy(&out.stdout).replace('\r', "")
 }
 

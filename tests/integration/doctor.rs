@@ -90,13 +90,7 @@ fn doctor_names_each_problem_with_a_fix() {
     // A FIFO planted as `.stignore` (the folder is shared) neither hangs
     // doctor nor counts as the ignore line.
     let fifo = dir.join(".stignore");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo(&fifo);
     assert_eq!(status_of(&doctor(&a, 0), "stignore"), ["warn"]);
     std::fs::remove_file(&fifo).unwrap();
     // With the ignore line, that check passes.

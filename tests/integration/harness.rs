@@ -177,6 +177,67 @@ pub fn run_ok(cmd: &mut Command) -> Output {
     out
 }
 
+/// The external tools the tests use, with the Debian package of each.
+const TOOLS: &[(&str, &str)] = &[
+    ("syncthing", "syncthing"),
+    ("systemd-analyze", "systemd"),
+    ("python3", "python3"),
+    ("script", "bsdutils"),
+    ("unshare", "util-linux"),
+    ("mkfifo", "coreutils"),
+    ("timeout", "coreutils"),
+    ("kill", "procps"),
+    ("sleep", "coreutils"),
+];
+
+/// Fails the test because `what` is missing: a test that needs a tool never
+/// skips, or a machine without it would pass without testing anything.
+pub fn missing(what: &str, package: &str) -> ! {
+    panic!("{what} is required for this test: apt-get install -y {package} (or run .ci/run)")
+}
+
+/// The path of the external program `name` on PATH; fails the test when it
+/// is not there.
+pub fn require_tool(name: &str) -> PathBuf {
+    require_tool_on(name, &std::env::var_os("PATH").unwrap_or_default())
+}
+
+fn require_tool_on(name: &str, path: &std::ffi::OsStr) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let package = TOOLS
+        .iter()
+        .find(|(tool, _)| *tool == name)
+        .map(|(_, package)| *package)
+        .unwrap_or_else(|| panic!("{name} is not in harness::TOOLS; add it with its package"));
+    std::env::split_paths(path)
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+        .unwrap_or_else(|| missing(name, package))
+}
+
+/// Makes a FIFO at `path` with mkfifo(1).
+pub fn mkfifo(path: &Path) {
+    let ok = Command::new(require_tool("mkfifo"))
+        .arg(path)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "mkfifo {}", path.display());
+}
+
+/// Sends `signal` (`-TERM`, `-KILL`, …) to `targets` with kill(1); whether
+/// it reached them is the caller's to check.
+pub fn kill(signal: &str, targets: &[&str]) -> bool {
+    Command::new(require_tool("kill"))
+        .arg(signal)
+        .args(targets)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 /// Session ids of a listing, in order.
 pub fn sessions(rows: &[JsonRow]) -> Vec<String> {
     rows.iter().map(|r| r.session_id.clone()).collect()
@@ -399,4 +460,28 @@ fn json_types_reject_missing_renamed_and_added_fields() {
     let mut added = row.clone();
     added.insert("extra".into(), Value::Bool(true));
     assert!(fails(&added), "a row with an added field was accepted");
+}
+
+#[test]
+fn require_tool_finds_an_executable_and_passes_over_other_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let (plain, bin) = (w.tmp.path().join("plain"), w.tmp.path().join("bin"));
+    for (dir, mode) in [(&plain, 0o644), (&bin, 0o755)] {
+        std::fs::create_dir(dir).unwrap();
+        let tool = dir.join("syncthing");
+        std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let path = std::env::join_paths([&plain, &bin]).unwrap();
+    assert_eq!(require_tool_on("syncthing", &path), bin.join("syncthing"));
+}
+
+#[test]
+#[should_panic(
+    expected = "syncthing is required for this test: apt-get install -y syncthing (or run .ci/run)"
+)]
+fn require_tool_fails_the_test_when_the_tool_is_missing() {
+    let w = World::new();
+    require_tool_on("syncthing", w.tmp.path().as_os_str());
 }

@@ -19,11 +19,7 @@ fn hostile_entries_never_hang_or_break_a_listing() {
     let dir = w.shared();
     let t = now();
 
-    let status = std::process::Command::new("mkfifo")
-        .arg(dir.join("fifo.json"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    mkfifo(&dir.join("fifo.json"));
     let _socket = std::os::unix::net::UnixListener::bind(dir.join("sock.json")).unwrap();
     symlink("/etc/passwd", dir.join("passwd.json")).unwrap();
     symlink("/dev/zero", dir.join("zero.json")).unwrap();
@@ -310,11 +306,7 @@ fn a_config_that_is_a_fifo_or_a_device_is_an_error_not_a_hang() {
     let w = World::new();
     let a = w.device("a");
     let fifo = w.tmp.path().join("config-fifo.toml");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    mkfifo(&fifo);
     let fifo = fifo.to_str().unwrap();
     for (path, what) in [(fifo, "a FIFO"), ("/dev/zero", "a device")] {
         for command in [&["list"][..], &["doctor"], &["config", "show"]] {

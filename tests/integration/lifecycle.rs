@@ -16,7 +16,7 @@ struct Owner(Child);
 impl Owner {
     fn start() -> Self {
         Owner(
-            std::process::Command::new("sleep")
+            std::process::Command::new(require_tool("sleep"))
                 .arg("120")
                 .spawn()
                 .unwrap(),
@@ -45,13 +45,8 @@ fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
     }
 }
 
-fn kill(pid: u32, sig: &str) {
-    let ok = std::process::Command::new("kill")
-        .args([sig, &pid.to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "kill {sig} {pid}");
+fn signal(pid: u32, sig: &str) {
+    assert!(kill(sig, &[&pid.to_string()]), "kill {sig} {pid}");
 }
 
 #[test]
@@ -121,7 +116,7 @@ fn run_forwards_sigterm_from_another_process_and_clears() {
     wait_until("the session to be listed", Duration::from_secs(10), || {
         a.list(&[]).len() == 1
     });
-    kill(child.id(), "-TERM");
+    signal(child.id(), "-TERM");
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(42), "the child's own exit status");
     assert!(a.list(&[]).is_empty());
@@ -153,7 +148,7 @@ fn a_sigkilled_wrapper_leaves_a_record_that_refresh_clears_once_the_child_is_gon
         .trim()
         .parse()
         .unwrap();
-    kill(wrapper.id(), "-KILL");
+    signal(wrapper.id(), "-KILL");
     wrapper.wait().unwrap();
     // The child runs on: refresh keeps the session.
     let out = a.run(&["refresh"]).success();
@@ -163,7 +158,7 @@ fn a_sigkilled_wrapper_leaves_a_record_that_refresh_clears_once_the_child_is_gon
         out.stdout
     );
     assert_eq!(a.list(&[]).len(), 1);
-    kill(child_pid, "-KILL");
+    signal(child_pid, "-KILL");
     wait_until("the child to exit", Duration::from_secs(10), || {
         !std::path::Path::new(&format!("/proc/{child_pid}")).exists()
             || std::fs::read_to_string(format!("/proc/{child_pid}/stat"))
@@ -231,7 +226,7 @@ fn refresh_every_keeps_a_short_ttl_record_alive_across_many_ttls() {
         Duration::from_secs(10),
         || a.list(&[]).is_empty(),
     );
-    kill(refresher.id(), "-TERM");
+    signal(refresher.id(), "-TERM");
     assert_eq!(refresher.wait().unwrap().code(), Some(0));
 }
 
@@ -250,7 +245,7 @@ fn refresh_every_must_stay_below_the_ttl() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(500));
-    kill(looping.id(), "-TERM");
+    signal(looping.id(), "-TERM");
     let out = looping.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(

@@ -93,7 +93,7 @@ impl Node {
         let home = root.join(format!("st-home-{name}"));
         let folder = root.join(format!("st-folder-{name}"));
         std::fs::create_dir_all(&folder).unwrap();
-        let out = Command::new("syncthing")
+        let out = Command::new(require_tool("syncthing"))
             .args([
                 "generate",
                 &format!("--home={}", home.display()),
@@ -101,7 +101,7 @@ impl Node {
                 "--skip-port-probing",
             ])
             .output()
-            .expect("syncthing is needed for the cross-device tests (apt-get install syncthing)");
+            .unwrap();
         assert!(
             out.status.success(),
             "syncthing generate: {}",
@@ -188,13 +188,10 @@ impl Node {
             .append(true)
             .open(self.home.join("daemon.log"))
             .unwrap();
-        let child = Command::new("timeout")
-            .args([
-                "--kill-after=10",
-                &DAEMON_TTL_S.to_string(),
-                "syncthing",
-                "serve",
-            ])
+        let child = Command::new(require_tool("timeout"))
+            .args(["--kill-after=10", &DAEMON_TTL_S.to_string()])
+            .arg(require_tool("syncthing"))
+            .arg("serve")
             .arg(format!("--home={}", self.home.display()))
             .args([
                 "--no-browser",
@@ -230,18 +227,13 @@ impl Node {
         };
         // The daemon and its monitor are in the group led by `timeout`.
         let group = format!("-{}", child.id());
-        let kill = |sig: &str| {
-            let _ = Command::new("kill")
-                .args([sig, "--", &group])
-                .stderr(Stdio::null())
-                .status();
-        };
-        kill("-TERM");
+        let signal = |sig: &str| kill(sig, &["--", &group]);
+        signal("-TERM");
         let deadline = Instant::now() + Duration::from_secs(10);
         while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(50));
         }
-        kill("-KILL");
+        signal("-KILL");
         let _ = child.wait();
     }
 
@@ -421,7 +413,7 @@ fn libfaketime() -> String {
             return p.to_string();
         }
     }
-    panic!("libfaketime is needed for the clock-skew tests (apt-get install faketime)");
+    missing("libfaketime", "faketime")
 }
 
 #[test]
@@ -457,9 +449,7 @@ fn syncthing_a_killed_session_disappears_on_the_other_device_within_its_ttl() {
         .trim()
         .parse()
         .unwrap();
-    let _ = Command::new("kill")
-        .args(["-KILL", &wrapper.0.id().to_string(), &child.to_string()])
-        .status();
+    kill("-KILL", &[&wrapper.0.id().to_string(), &child.to_string()]);
     wrapper.0.wait().unwrap();
     let killed = Instant::now();
     wait_until(
@@ -500,7 +490,12 @@ fn syncthing_clock_skew_on_the_writer_does_not_fool_the_reader() {
     assert!(d < Duration::from_secs(6), "{d:?}");
 
     // A's clock runs 2 minutes behind, alive under `refresh --every`.
-    let owner = KillOnDrop(Command::new("sleep").arg("60").spawn().unwrap());
+    let owner = KillOnDrop(
+        Command::new(require_tool("sleep"))
+            .arg("60")
+            .spawn()
+            .unwrap(),
+    );
     run_ok(
         faked(p.pa.cmd(), "-2m")
             .args(["publish", "--session", "behind", "--ttl", "4s"])

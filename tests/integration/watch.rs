@@ -51,12 +51,7 @@ impl Stream {
     }
 
     fn stop(self) -> (Option<i32>, String) {
-        let ok = std::process::Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
+        assert!(kill("-TERM", &[&self.child.id().to_string()]));
         let out = self.child.wait_with_output().unwrap();
         (
             out.status.code(),
