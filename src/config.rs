@@ -788,7 +788,16 @@ mod tests {
                 resolve(&sel, &local).unwrap_err(),
                 resolve_all(&sel, &local).unwrap_err(),
             ] {
-                assert_eq!(err.exit_code(), 2, "{dir}");
+                assert!(
+                    matches!(
+                        err,
+                        crate::Error::Config(ConfigError::RefusedDir {
+                            from_command_line: true,
+                            ..
+                        })
+                    ),
+                    "{dir}: {err:?}"
+                );
                 let msg = err.to_string();
                 assert!(msg.contains("refusing") && msg.contains("--dir"), "{msg}");
             }

@@ -1,6 +1,7 @@
 //! Typed errors of the library. Every variant that concerns a file carries its
-//! path, and the message says what to do next; the binary adds context with
-//! `anyhow` and maps [`Error::exit_code`] to the process status.
+//! path, and the message says what to do next. The variants say what went
+//! wrong, never how the process should end: the binary adds context with
+//! `anyhow` and decides the exit status from the variant.
 
 use std::io;
 use std::path::PathBuf;
@@ -122,33 +123,6 @@ impl Error {
             op,
             path: path.into(),
             source,
-        }
-    }
-
-    /// The process exit code that fits this error: 2 for usage errors, 3 for a
-    /// publish refused by `--strict` or for a credential-shaped id, 1 for
-    /// everything else.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            Error::Refused { .. } | Error::CredentialId { .. } => 3,
-            Error::InvalidRecord { .. } | Error::NoSuchOwner { .. } => 2,
-            Error::Config(e) => e.exit_code(),
-            _ => 1,
-        }
-    }
-}
-
-impl ConfigError {
-    /// 2 when the command line named something that does not exist (a
-    /// profile, a config file), 1 when the file itself is at fault.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            ConfigError::UnknownProfile { .. } | ConfigError::NotFound { .. } => 2,
-            ConfigError::RefusedDir {
-                from_command_line: true,
-                ..
-            } => 2,
-            _ => 1,
         }
     }
 }

@@ -1,22 +1,35 @@
-//! The `presence` command: parse the flags, run the subcommand, map the
-//! outcome to an exit code (0 ok, 1 runtime error, 2 usage error, 3 refused
-//! by `--strict`). All logic lives in the library and in `cli/`.
+//! The `presence` command: parse the flags, run the subcommand, exit with the
+//! status it decided (`cli::Exit`). All logic lives in the library and in
+//! `cli/`.
 
 mod cli;
 
 use std::process::ExitCode;
 
+use cli::Exit;
+
 fn main() -> ExitCode {
-    let args = <cli::Cli as clap::Parser>::parse();
-    match cli::run(args) {
-        Ok(code) => ExitCode::from(code),
+    let args = match <cli::Cli as clap::Parser>::try_parse() {
+        Ok(args) => args,
         Err(err) => {
-            if cli::is_broken_pipe(&err) {
-                return ExitCode::SUCCESS;
-            }
+            // clap prints help and the version on stdout, errors on stderr.
+            let _ = err.print();
+            let exit = if err.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Ok
+            };
+            return exit.into();
+        }
+    };
+    let exit = match cli::run(args) {
+        Ok(exit) => exit,
+        Err(err) if cli::is_broken_pipe(&err) => Exit::Ok,
+        Err(err) => {
             let msg = format!("{err:#}");
             eprintln!("presence: error: {}", cli::safe(&msg));
-            ExitCode::from(cli::exit_code(&err))
+            cli::exit::of_error(&err)
         }
-    }
+    };
+    exit.into()
 }

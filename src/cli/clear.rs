@@ -7,7 +7,7 @@ use std::io::Write;
 use anyhow::Context as _;
 use clap::Args;
 
-use super::{Ctx, UsageError, safe};
+use super::{Ctx, Exit, UsageError, safe};
 
 #[derive(Debug, Args)]
 pub struct ClearArgs {
@@ -19,7 +19,7 @@ pub struct ClearArgs {
     pub instance: Option<String>,
 }
 
-pub fn run(ctx: &Ctx, args: ClearArgs) -> anyhow::Result<u8> {
+pub fn run(ctx: &Ctx, args: ClearArgs) -> anyhow::Result<Exit> {
     if args.session.is_none() && args.instance.is_none() {
         return Err(
             UsageError("name what to clear: --session ID and/or --instance ID".into()).into(),
@@ -69,5 +69,5 @@ pub fn run(ctx: &Ctx, args: ClearArgs) -> anyhow::Result<u8> {
         );
         eprintln!("presence: {}", safe(&msg));
     }
-    Ok(0)
+    Ok(Exit::Ok)
 }

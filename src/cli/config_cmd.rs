@@ -6,7 +6,7 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use presence::config::{self, ShowSet};
 
-use super::Ctx;
+use super::{Ctx, Exit};
 
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
@@ -24,7 +24,7 @@ pub enum Action {
     Init,
 }
 
-pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<u8> {
+pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
     let sel = ctx.selection();
     let path = sel
         .config
@@ -95,7 +95,7 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<u8> {
             }
         }
     }
-    Ok(0)
+    Ok(Exit::Ok)
 }
 
 fn toml_string(s: &str) -> String {

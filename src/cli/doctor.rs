@@ -6,7 +6,7 @@ use clap::Args;
 use presence::doctor::{self, Check, Status};
 use presence::{Registry, config};
 
-use super::{Ctx, safe};
+use super::{Ctx, Exit, safe};
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
@@ -15,7 +15,7 @@ pub struct DoctorArgs {
     pub json: bool,
 }
 
-pub fn run(ctx: &Ctx, args: DoctorArgs) -> anyhow::Result<u8> {
+pub fn run(ctx: &Ctx, args: DoctorArgs) -> anyhow::Result<Exit> {
     let checks = match config::resolve(&ctx.selection(), &ctx.local) {
         Ok((profile, source)) => {
             let registry = Registry::new(profile, ctx.local.clone());
@@ -52,9 +52,7 @@ pub fn run(ctx: &Ctx, args: DoctorArgs) -> anyhow::Result<u8> {
             }
         }
     }
-    Ok(if checks.iter().any(|c| c.status == Status::Fail) {
-        1
-    } else {
-        0
-    })
+    Ok(Exit::failure_if(
+        checks.iter().any(|c| c.status == Status::Fail),
+    ))
 }

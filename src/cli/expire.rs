@@ -5,7 +5,7 @@ use std::io::Write;
 use anyhow::Context as _;
 use clap::Args;
 
-use super::{Ctx, safe};
+use super::{Ctx, Exit, safe};
 
 #[derive(Debug, Args)]
 pub struct ExpireArgs {
@@ -17,7 +17,7 @@ pub struct ExpireArgs {
     pub json: bool,
 }
 
-pub fn run(ctx: &Ctx, args: ExpireArgs) -> anyhow::Result<u8> {
+pub fn run(ctx: &Ctx, args: ExpireArgs) -> anyhow::Result<Exit> {
     let registry = ctx.registry()?;
     let dir = registry.profile().dir.clone();
     let out = registry
@@ -32,10 +32,10 @@ pub fn run(ctx: &Ctx, args: ExpireArgs) -> anyhow::Result<u8> {
             "kept": out.kept,
         });
         super::output::write_json(&mut stdout, &v)?;
-        return Ok(0);
+        return Ok(Exit::Ok);
     }
     if ctx.global.quiet {
-        return Ok(0);
+        return Ok(Exit::Ok);
     }
     let verb = if args.dry_run {
         "would remove"
@@ -58,5 +58,5 @@ pub fn run(ctx: &Ctx, args: ExpireArgs) -> anyhow::Result<u8> {
         ));
     }
     writeln!(stdout, "{summary}")?;
-    Ok(0)
+    Ok(Exit::Ok)
 }

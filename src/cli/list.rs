@@ -7,7 +7,7 @@ use clap::Args;
 use presence::store::Skipped;
 use presence::{ListOptions, Registry, Row};
 
-use super::{Ctx, output};
+use super::{Ctx, Exit, output};
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
@@ -97,7 +97,7 @@ fn stream_json(
     registry: &Registry,
     args: &ListArgs,
     opts: ListOptions,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Exit> {
     let stdout = std::io::stdout().lock();
     let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout);
     w.write_all(b"[")?;
@@ -129,10 +129,10 @@ fn stream_json(
     w.write_all(if first { b"]\n" } else { b"\n]\n" })?;
     w.flush()?;
     report(ctx, registry, dir_exists, &skipped);
-    Ok(0)
+    Ok(Exit::Ok)
 }
 
-pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<u8> {
+pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<Exit> {
     if args.watch {
         return super::watch::list_watch(ctx, args.all_profiles, |r| args.keeps(r));
     }
@@ -185,5 +185,5 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<u8> {
         )?;
     }
     out.flush()?;
-    Ok(0)
+    Ok(Exit::Ok)
 }

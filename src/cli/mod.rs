@@ -5,6 +5,7 @@ mod clear;
 mod completions;
 mod config_cmd;
 mod doctor;
+pub mod exit;
 mod expire;
 mod list;
 mod output;
@@ -20,6 +21,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
+pub use exit::Exit;
 /// Every human-facing string from the directory passes this before printing.
 pub use presence::text::terminal_safe as safe;
 use presence::{LocalDirs, Profile, Registry, Selection, config};
@@ -138,12 +140,12 @@ impl Ctx {
     }
 }
 
-/// An error in how the command was called (exit code 2).
+/// An error in how the command was called ([`Exit::Usage`]).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-pub fn run(cli: Cli) -> anyhow::Result<u8> {
+pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     let local = LocalDirs::from_env().context("cannot find this user's local directories")?;
     let ctx = Ctx {
         global: cli.global,
@@ -163,21 +165,6 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Completions(a) => completions::run(a),
         Command::Manpage => completions::manpage(),
     }
-}
-
-pub fn exit_code(err: &anyhow::Error) -> u8 {
-    for cause in err.chain() {
-        if let Some(e) = cause.downcast_ref::<presence::Error>() {
-            return e.exit_code() as u8;
-        }
-        if let Some(e) = cause.downcast_ref::<presence::ConfigError>() {
-            return e.exit_code() as u8;
-        }
-        if cause.is::<UsageError>() {
-            return 2;
-        }
-    }
-    1
 }
 
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {

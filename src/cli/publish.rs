@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use clap::Args;
 use presence::{PublishRequest, config};
 
-use super::{Ctx, UsageError};
+use super::{Ctx, Exit, UsageError};
 
 /// The flags that describe a session (shared with later wrappers such as `run`).
 #[derive(Debug, Args)]
@@ -104,7 +104,7 @@ impl PublishArgs {
     }
 }
 
-pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<u8> {
+pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<Exit> {
     let args = cmd.session;
     let req = args.request()?;
     let registry = ctx.registry()?;
@@ -139,5 +139,5 @@ pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<u8> {
         );
         writeln!(out, "{}", super::safe(&msg))?;
     }
-    Ok(0)
+    Ok(Exit::Ok)
 }

@@ -12,7 +12,7 @@ use presence::lifecycle::RefreshOutcome;
 use presence::{Registry, config};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
-use super::{Ctx, UsageError, signals};
+use super::{Ctx, Exit, UsageError, signals};
 
 #[derive(Debug, Args)]
 pub struct RefreshArgs {
@@ -92,12 +92,12 @@ fn report(ctx: &Ctx, json: bool, out: &RefreshOutcome) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run(ctx: &Ctx, args: RefreshArgs) -> anyhow::Result<u8> {
+pub fn run(ctx: &Ctx, args: RefreshArgs) -> anyhow::Result<Exit> {
     let regs = registries(ctx, args.all_profiles)?;
     let Some(every) = args.every else {
         let out = pass(&regs, args.all_profiles)?;
         report(ctx, args.json, &out)?;
-        return Ok(0);
+        return Ok(Exit::Ok);
     };
     let min_ttl = regs
         .iter()
@@ -142,5 +142,5 @@ pub fn run(ctx: &Ctx, args: RefreshArgs) -> anyhow::Result<u8> {
             _ => break,
         }
     }
-    Ok(0)
+    Ok(Exit::Ok)
 }

@@ -18,7 +18,7 @@ use rustix::process::{Pid, Signal, kill_process};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use super::publish::PublishArgs;
-use super::{Ctx, signals};
+use super::{Ctx, Exit, signals};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -38,7 +38,7 @@ fn signal(sig: i32) -> Option<Signal> {
     }
 }
 
-pub fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<u8> {
+pub fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<Exit> {
     let req = args.session.request()?;
     let registry = ctx.registry()?;
     let dir = registry.profile().dir.clone();
@@ -55,17 +55,17 @@ pub fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<u8> {
     let mut child = match Command::new(program).args(&args.command[1..]).spawn() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.kind() == std::io::ErrorKind::NotFound {
-                127
+            let exit = if e.kind() == std::io::ErrorKind::NotFound {
+                Exit::NotFound
             } else {
-                126
+                Exit::CannotRun
             };
             if let Err(end) = guard.end() {
                 ctx.warn(format_args!("cannot clear the session record: {end}"));
             }
             let msg = format!("cannot run {}: {e}", program.to_string_lossy());
             eprintln!("presence: error: {}", super::safe(&msg));
-            return Ok(code);
+            return Ok(exit);
         }
     };
     if let Err(e) = guard.set_owner(child.id()) {
@@ -91,8 +91,8 @@ pub fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<u8> {
         ctx.warn(format_args!("cannot clear the session record: {e}"));
     }
     Ok(match (status.code(), status.signal()) {
-        (Some(code), _) => code as u8,
-        (None, Some(sig)) => (128 + sig) as u8,
-        _ => 1,
+        (Some(code), _) => Exit::Child(code as u8),
+        (None, Some(sig)) => Exit::Child((128 + sig) as u8),
+        _ => Exit::Failure,
     })
 }

@@ -5,7 +5,7 @@ use std::io::Write;
 use anyhow::Context as _;
 use clap::Args;
 
-use super::{Ctx, output};
+use super::{Ctx, Exit, output};
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
@@ -16,7 +16,7 @@ pub struct ShowArgs {
     pub json: bool,
 }
 
-pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<u8> {
+pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<Exit> {
     let registry = ctx.registry()?;
     let profile = registry.profile();
     let found = registry
@@ -31,7 +31,7 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<u8> {
             profile.dir.display()
         );
         eprintln!("presence: {}", super::safe(&msg));
-        return Ok(1);
+        return Ok(Exit::Failure);
     };
     if others > 0 {
         ctx.warn(format_args!(
@@ -43,7 +43,7 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<u8> {
     let mut out = std::io::stdout().lock();
     if args.json {
         super::output::write_json(&mut out, &row)?;
-        return Ok(0);
+        return Ok(Exit::Ok);
     }
     let r = &row.record;
     let mut line = |k: &str, v: &str| -> std::io::Result<()> {
@@ -95,5 +95,5 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<u8> {
         line(&format!("meta.{k}"), v)?;
     }
     line("file", &row.file)?;
-    Ok(0)
+    Ok(Exit::Ok)
 }

@@ -12,7 +12,7 @@ use presence::watch::{Event, MIN_POLL, WatchOptions, Watcher};
 use presence::{Registry, Row};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
-use super::{Ctx, output, safe, signals};
+use super::{Ctx, Exit, output, safe, signals};
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
@@ -150,7 +150,7 @@ fn epoch() -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-pub fn run(ctx: &Ctx, args: WatchArgs) -> anyhow::Result<u8> {
+pub fn run(ctx: &Ctx, args: WatchArgs) -> anyhow::Result<Exit> {
     let sub = signals::subscribe(&[SIGINT, SIGTERM])?;
     let mut watcher = start(ctx, args.poll, args.all_profiles)?;
     let mut p = Printer {
@@ -167,7 +167,7 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> anyhow::Result<u8> {
             p.event(&mut out, &e)?;
         }
     }
-    Ok(0)
+    Ok(Exit::Ok)
 }
 
 /// `list --watch`: the table, redrawn in place on a terminal, appended as
@@ -176,7 +176,7 @@ pub fn list_watch(
     ctx: &Ctx,
     all_profiles: bool,
     keep: impl Fn(&Row) -> bool,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Exit> {
     let sub = signals::subscribe(&[SIGINT, SIGTERM])?;
     let mut watcher = start(ctx, None, all_profiles)?;
     let tty = std::io::stdout().is_terminal();
@@ -201,7 +201,7 @@ pub fn list_watch(
         let drawn = std::time::Instant::now();
         loop {
             if sub.rx.try_recv().is_ok() {
-                return Ok(0);
+                return Ok(Exit::Ok);
             }
             // Redraw on events, and on a terminal every second as well so
             // that the relative times stay true.

@@ -1,5 +1,6 @@
 //! The commands end to end, on one or two simulated devices.
 
+use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 
 use serde_json::json;
@@ -14,15 +15,15 @@ fn publish_and_list_work_with_no_config_at_all() {
     let rows = a.list(&[]);
     assert_eq!(sessions(&rows), ["s1"]);
     let r = &rows[0];
-    assert_eq!(r["live"], true);
-    assert_eq!(r["local"], true);
-    assert_eq!(r["state"], "live");
-    assert_eq!(r["status"], "working");
-    assert_eq!(r["profile"], "default");
-    assert_eq!(r["client"], "terminal");
-    assert_eq!(r["seq"], 1);
-    assert_eq!(r["device_id"], a.device_id());
-    let file = a.default_dir().join(r["file"].as_str().unwrap());
+    assert!(r.live);
+    assert!(r.local);
+    assert_eq!(r.state, "live");
+    assert_eq!(r.status, "working");
+    assert_eq!(r.profile, "default");
+    assert_eq!(r.client, "terminal");
+    assert_eq!(r.seq, 1);
+    assert_eq!(r.device_id, a.device_id());
+    let file = a.default_dir().join(&r.file);
     assert_eq!(file.metadata().unwrap().permissions().mode() & 0o777, 0o600);
     assert_eq!(
         a.default_dir().metadata().unwrap().permissions().mode() & 0o777,
@@ -52,11 +53,11 @@ fn a_second_device_sees_the_first_and_not_as_its_own() {
     b.publish("s2", &[]);
     let on_b = b.list(&[]);
     assert_eq!(on_b.len(), 2);
-    let s1 = on_b.iter().find(|r| r["session_id"] == "s1").unwrap();
-    assert_eq!(s1["local"], false);
-    assert_eq!(s1["device_id"], a.device_id());
-    let s2 = on_b.iter().find(|r| r["session_id"] == "s2").unwrap();
-    assert_eq!(s2["local"], true);
+    let s1 = on_b.iter().find(|r| r.session_id == "s1").unwrap();
+    assert!(!s1.local);
+    assert_eq!(s1.device_id, a.device_id());
+    let s2 = on_b.iter().find(|r| r.session_id == "s2").unwrap();
+    assert!(s2.local);
     // Newest first.
     assert_eq!(sessions(&on_b), ["s2", "s1"]);
     assert_ne!(a.device_id(), b.device_id());
@@ -71,10 +72,10 @@ fn republishing_rewrites_one_file_and_bumps_seq() {
     a.publish("s1", &["--status", "working"]);
     let rows = a.list(&[]);
     assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0]["seq"], 2);
-    assert_eq!(rows[0]["status"], "working");
-    assert_eq!(rows[0]["started_at"], first["started_at"]);
-    assert_eq!(rows[0]["file"], first["file"]);
+    assert_eq!(rows[0].seq, 2);
+    assert_eq!(rows[0].status, "working");
+    assert_eq!(rows[0].started_at, first.started_at);
+    assert_eq!(rows[0].file, first.file);
     assert_eq!(std::fs::read_dir(w.shared()).unwrap().count(), 1);
 }
 
@@ -94,22 +95,22 @@ fn clear_writes_a_tombstone_that_other_devices_honour() {
     assert_eq!(sessions(&b.list(&[])), ["s2"]);
     // The file is still there, as a tombstone.
     let all = b.list(&["--include-expired"]);
-    let tomb = all.iter().find(|r| r["session_id"] == "s1").unwrap();
-    assert_eq!(tomb["state"], "ended");
-    assert_eq!(tomb["status"], "ended");
-    assert_eq!(tomb["live"], false);
+    let tomb = all.iter().find(|r| r.session_id == "s1").unwrap();
+    assert_eq!(tomb.state, "ended");
+    assert_eq!(tomb.status, "ended");
+    assert!(!tomb.live);
     // expires_at lies the skew tolerance (5 min) before ended_at.
-    let before = tomb["ended_at"].as_f64().unwrap() - tomb["expires_at"].as_f64().unwrap();
+    let before = tomb.ended_at.unwrap() - tomb.expires_at.unwrap();
     assert!((before - 300.0).abs() < 1e-3, "{before}");
-    assert_eq!(tomb["seq"], 2);
+    assert_eq!(tomb.seq, 2);
     // Clearing again is not an error, and says so.
     let again = a.run(&["clear", "--session", "s1"]).success();
     assert!(again.stderr.contains("already ended"), "{}", again.stderr);
     // Publishing again revives the session under a higher seq.
     a.publish("s1", &[]);
     let rows = b.list(&["--session", "s1"]);
-    assert_eq!(rows[0]["seq"], 3);
-    assert_eq!(rows[0]["live"], true);
+    assert_eq!(rows[0].seq, 3);
+    assert!(rows[0].live);
 }
 
 #[test]
@@ -131,9 +132,9 @@ fn show_finds_by_id_or_key_and_fails_when_absent() {
     let w = World::new();
     let a = w.device("a");
     a.publish("s1", &["--key", "k1", "--title", "T"]);
-    let by_key = a.json(&["show", "k1", "--json"]);
-    assert_eq!(by_key["session_id"], "s1");
-    assert_eq!(by_key["live"], true);
+    let by_key = a.show("k1");
+    assert_eq!(by_key.session_id, "s1");
+    assert!(by_key.live);
     let human = a.run(&["show", "s1"]).success().stdout;
     assert!(human.contains("title        T"), "{human}");
     let missing = a.run(&["show", "nope"]).code(1);
@@ -144,8 +145,8 @@ fn show_finds_by_id_or_key_and_fails_when_absent() {
         &["--instance", "other", "--key", "k1", "--title", "newer"],
     );
     let out = a.run(&["show", "s1", "--json"]).success();
-    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(v["title"], "newer");
+    let shown: JsonRow = parse_json(&out.stdout, "show --json");
+    assert_eq!(shown.title, "newer");
     assert!(out.stderr.contains("1 other record"), "{}", out.stderr);
 }
 
@@ -205,9 +206,12 @@ fn publish_redacts_and_warns_by_field_never_by_value() {
     }
     let r = a.list(&[]).remove(0);
     // A fragment without a credential parameter is kept.
-    assert_eq!(r["endpoint"], "https://alice@host/x?view=1#frag");
-    assert_eq!(r["title"], "using [redacted]");
-    assert_eq!(r["metadata"], json!({"branch": "main"}));
+    assert_eq!(r.endpoint, "https://alice@host/x?view=1#frag");
+    assert_eq!(r.title, "using [redacted]");
+    assert_eq!(
+        r.metadata,
+        BTreeMap::from([("branch".to_string(), "main".to_string())])
+    );
 }
 
 #[test]
@@ -228,8 +232,8 @@ fn foreign_records_are_redacted_on_output() {
     assert!(!out.stdout.contains("hunter2"));
     assert!(out.stderr.contains("other.s9.json"), "{}", out.stderr);
     assert!(!out.stderr.contains("pw123"));
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(rows[0]["endpoint"], "ssh://bob@h/x");
+    let rows: Vec<JsonRow> = parse_json(&out.stdout, "list --json");
+    assert_eq!(rows[0].endpoint, "ssh://bob@h/x");
 }
 
 #[test]
@@ -250,8 +254,8 @@ fn a_hermes_record_lists_and_ours_reads_back_in_a_hermes_style_reader() {
     a.publish("ours", &["--title", "From presence"]);
     let rows = a.list(&[]);
     assert_eq!(sessions(&rows), ["ours", "abc"]);
-    assert_eq!(rows[1]["local"], false);
-    assert_eq!(rows[1]["seq"], 0);
+    assert!(!rows[1].local);
+    assert_eq!(rows[1].seq, 0);
 
     // A reader that knows only the v1 fields, in the way Hermes reads them:
     // glob *.json, json.load, drop expired by expires_at, dedupe, sort.
@@ -271,12 +275,12 @@ for path in glob.glob(os.path.join(sys.argv[1], "*.json")):
 rows = sorted(best.values(), key=lambda r: float(r.get("updated_at") or 0), reverse=True)
 print(json.dumps([[r["session_id"], r["title"], type(r["updated_at"]).__name__, type(r["pid"]).__name__] for r in rows]))
 "#;
-    let out = std::process::Command::new("python3")
+    let out = std::process::Command::new(require_tool("python3"))
         .arg("-c")
         .arg(script)
         .arg(w.shared())
         .output()
-        .expect("python3 is needed for the Hermes interop test");
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -328,31 +332,27 @@ fn conflict_copies_and_successors_collapse_and_all_shows_losers() {
     let rows = a.list(&[]);
     assert_eq!(sessions(&rows), ["s1", "run2"]);
     assert_eq!(
-        rows[0]["file"],
+        rows[0].file,
         "h-feedface.s1.sync-conflict-20261130-101112-ABCDEFG.json"
     );
-    assert_eq!(rows[0]["conflict_copy"], true);
+    assert!(rows[0].conflict_copy);
 
     let all = a.list(&["--all"]);
     assert_eq!(all.len(), 5);
-    let losers: Vec<_> = all
-        .iter()
-        .filter(|r| r.get("superseded_by").is_some())
-        .collect();
+    let losers: Vec<_> = all.iter().filter(|r| r.superseded_by.is_some()).collect();
     assert_eq!(losers.len(), 3);
-    let orig = all
-        .iter()
-        .find(|r| r["file"] == "h-feedface.s1.json")
-        .unwrap();
+    let orig = all.iter().find(|r| r.file == "h-feedface.s1.json").unwrap();
     assert_eq!(
-        orig["superseded_by"],
-        "h-feedface.s1.sync-conflict-20261130-101112-ABCDEFG.json"
+        orig.superseded_by.as_deref(),
+        Some("h-feedface.s1.sync-conflict-20261130-101112-ABCDEFG.json")
     );
-    assert_eq!(orig["lost_because"], "older");
-    let run1 = all.iter().find(|r| r["session_id"] == "run1").unwrap();
-    assert_eq!(run1["superseded_by"], "h-feedface.run2.json");
+    assert_eq!(orig.lost_because.as_deref(), Some("older"));
+    let run1 = all.iter().find(|r| r.session_id == "run1").unwrap();
+    assert_eq!(run1.superseded_by.as_deref(), Some("h-feedface.run2.json"));
     // Winners carry no superseded_by key at all.
-    assert!(rows.iter().all(|r| r.get("superseded_by").is_none()));
+    let plain = a.run(&["list", "--json"]).success().stdout;
+    assert!(!plain.contains("superseded_by"), "{plain}");
+    assert!(rows.iter().all(|r| r.superseded_by.is_none()));
 }
 
 #[test]
@@ -360,7 +360,7 @@ fn a_stale_conflict_copy_cannot_revive_a_cleared_session() {
     let w = World::new();
     let a = w.device("a");
     a.publish("s1", &[]);
-    let file = a.list(&[])[0]["file"].as_str().unwrap().to_string();
+    let file = a.list(&[]).remove(0).file;
     let live_copy = std::fs::read(w.shared().join(&file)).unwrap();
     a.run(&["clear", "--session", "s1"]).success();
     // The old live version arrives late as a conflict copy.
@@ -369,8 +369,8 @@ fn a_stale_conflict_copy_cannot_revive_a_cleared_session() {
     assert!(a.list(&[]).is_empty());
     let all = a.list(&["--all"]);
     assert_eq!(all.len(), 2);
-    assert_eq!(all[0]["state"], "ended");
-    assert_eq!(all[1]["superseded_by"], file);
+    assert_eq!(all[0].state, "ended");
+    assert_eq!(all[1].superseded_by.as_ref(), Some(&file));
 }
 
 #[test]
@@ -395,17 +395,17 @@ fn late_stale_copies_and_short_ttls_expire() {
     );
     let rows = a.list(&[]);
     assert_eq!(sessions(&rows), ["s2"]);
-    assert!(rows[0]["claimed_age_s"].as_f64().unwrap() >= 240.0);
-    assert!(rows[0]["age_s"].as_f64().unwrap() < 60.0);
+    assert!(rows[0].claimed_age_s.unwrap() >= 240.0);
+    assert!(rows[0].age_s < 60.0);
     let expired = a.list(&["--include-expired", "--session", "s1"]);
-    assert_eq!(expired[0]["state"], "expired");
+    assert_eq!(expired[0].state, "expired");
 
     a.publish("short", &["--ttl", "1s"]);
     assert_eq!(sessions(&a.list(&["--session", "short"])), ["short"]);
     std::thread::sleep(std::time::Duration::from_millis(1300));
     assert!(a.list(&["--session", "short"]).is_empty());
     let gone = a.list(&["--include-expired", "--session", "short"]);
-    assert_eq!(gone[0]["state"], "stale");
+    assert_eq!(gone[0].state, "stale");
 }
 
 #[test]
@@ -418,7 +418,7 @@ fn filters_select_rows_after_dedupe() {
     assert_eq!(sessions(&a.list(&["--client", "desktop"])), ["s1"]);
     assert_eq!(sessions(&a.list(&["--client", "telegram"])), ["s2"]);
     assert_eq!(sessions(&a.list(&["--session", "s3"])), ["s3"]);
-    let host = a.list(&[])[0]["host"].as_str().unwrap().to_string();
+    let host = a.list(&[]).remove(0).host;
     assert_eq!(a.list(&["--host", &host]).len(), 3);
     assert!(a.list(&["--host", "no-such-host"]).is_empty());
 }
@@ -452,9 +452,9 @@ fn profiles_sharing_a_dir_stay_apart() {
         .code(2);
     assert!(out.stderr.contains("another --instance"), "{}", out.stderr);
     a.run(&["clear", "--session", "x"]).success();
-    assert_eq!(a.list(&[])[0]["title"], "home");
-    assert_eq!(a.list(&[])[0]["profile"], "home");
-    assert_eq!(a.list(&["--profile", "work"])[0]["title"], "work");
+    assert_eq!(a.list(&[])[0].title, "home");
+    assert_eq!(a.list(&[])[0].profile, "home");
+    assert_eq!(a.list(&["--profile", "work"])[0].title, "work");
     assert_eq!(a.list(&["--profile", "work"]).len(), 1);
     assert_eq!(a.list(&["--all-profiles"]).len(), 2);
     assert_eq!(a.list(&["--profile", "everything"]).len(), 2);
@@ -465,17 +465,16 @@ fn profiles_sharing_a_dir_stay_apart() {
         .args(["list", "--json"])
         .output()
         .unwrap();
-    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(rows[0]["title"], "work");
+    let rows: Vec<JsonRow> = parse_json(&String::from_utf8_lossy(&out.stdout), "list --json");
+    assert_eq!(rows[0].title, "work");
     // clear in one profile never reaches the other.
     a.run(&["clear", "--session", "same-id", "--profile", "work"])
         .success();
     assert!(a.list(&["--profile", "work"]).is_empty());
-    assert_eq!(a.list(&[])[0]["title"], "home");
+    assert_eq!(a.list(&[])[0].title, "home");
     // show does not reach across profiles either.
     a.run(&["show", "same-id", "--profile", "work"]).success();
-    let shown = a.json(&["show", "same-id", "--json"]);
-    assert_eq!(shown["title"], "home");
+    assert_eq!(a.show("same-id").title, "home");
 }
 
 #[test]
@@ -509,7 +508,7 @@ fn dir_flag_and_config_env_override() {
         .args(["list", "--json"])
         .output()
         .unwrap();
-    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let rows: Vec<JsonRow> = parse_json(&String::from_utf8_lossy(&out.stdout), "list --json");
     assert_eq!(rows.len(), 1);
 }
 
@@ -612,7 +611,7 @@ fn ttl_and_owner_are_recorded() {
     let w = World::new();
     let a = w.device("a");
     let me = std::process::id().to_string();
-    let out = a.json(&[
+    let out: JsonRecord = a.json(&[
         "publish",
         "--session",
         "s",
@@ -622,10 +621,10 @@ fn ttl_and_owner_are_recorded() {
         &me,
         "--json",
     ]);
-    let ttl = out["expires_at"].as_f64().unwrap() - out["updated_at"].as_f64().unwrap();
+    let ttl = out.expires_at.unwrap() - out.updated_at.unwrap();
     assert!((ttl - 45.0).abs() < 1e-6, "{ttl}");
-    assert_eq!(out["pid"].as_u64().unwrap().to_string(), me);
-    assert!(out["owner_start"].as_u64().is_some());
+    assert_eq!(out.pid.to_string(), me);
+    assert!(out.owner_start.is_some());
 }
 
 #[test]
@@ -635,7 +634,7 @@ fn long_fields_are_cut_with_a_warning() {
     let long = "t".repeat(400);
     let out = a.publish("s", &["--title", &long]);
     assert!(out.stderr.contains("title"), "{}", out.stderr);
-    assert_eq!(a.list(&[])[0]["title"].as_str().unwrap().len(), 256);
+    assert_eq!(a.list(&[])[0].title.len(), 256);
 }
 
 #[test]
@@ -799,7 +798,7 @@ fn a_closed_pipe_is_not_an_error() {
 /// Runs `presence ARGS` on a pseudo-terminal of the given width (util-linux `script`).
 fn on_terminal(dev: &Device, cols: u16, no_color: bool, args: &str) -> String {
     let bin = env!("CARGO_BIN_EXE_presence");
-    let mut cmd = dev.program("script");
+    let mut cmd = dev.program(require_tool("script"));
     cmd.env("TERM", "xterm").args([
         "-qc",
         &format!("stty rows 24 cols {cols}; {bin} {args}"),
@@ -808,9 +807,7 @@ fn on_terminal(dev: &Device, cols: u16, no_color: bool, args: &str) -> String {
     if no_color {
         cmd.env("NO_COLOR", "1");
     }
-    let out = cmd
-        .output()
-        .expect("util-linux `script` is needed for the terminal tests");
+    let out = cmd.output().unwrap();
     String::from_utf8_lossy(&out.stdout).replace('\r', "")
 }
 

@@ -39,8 +39,11 @@ fn record_format_example_is_a_record_we_read_and_write() {
     write_record(&w.shared(), "laptop-3f9c2a1b.s-20261130-a1.json", &doc);
     let rows = a.list(&[]);
     assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0]["session_id"], doc["session_id"]);
-    assert_eq!(rows[0]["metadata"], doc["metadata"]);
+    assert_eq!(rows[0].session_id, doc["session_id"]);
+    assert_eq!(
+        serde_json::to_value(&rows[0].metadata).unwrap(),
+        doc["metadata"]
+    );
     // Same fields as what we write.
     a.publish("x", &[]);
     let ours = std::fs::read_dir(w.shared())
@@ -50,30 +53,39 @@ fn record_format_example_is_a_record_we_read_and_write() {
         .unwrap();
     let ours: serde_json::Value = serde_json::from_slice(&std::fs::read(ours).unwrap()).unwrap();
     assert_eq!(keys(&doc), keys(&ours));
+    // That is also the shape `publish --json` prints.
+    let _: JsonRecord = parse_json(&doc.to_string(), "record-format.md");
 }
 
+/// The documented examples have the typed shape that the tests read the real
+/// output with (every field, and no other).
 #[test]
 fn json_output_example_has_the_fields_list_prints() {
     let w = World::new();
     let a = w.device("a");
-    let doc: serde_json::Value = serde_json::from_str(&example("json-output.md", "list")).unwrap();
-    let doc_row = &doc.as_array().unwrap()[0];
+    let doc: Vec<JsonRow> = parse_json(&example("json-output.md", "list"), "list example");
+    assert_eq!(doc.len(), 1);
+    assert!(doc[0].superseded_by.is_none() && doc[0].lost_because.is_none());
     a.publish("s", &[]);
-    let row = a.list(&[]).remove(0);
-    assert_eq!(keys(doc_row), keys(&row));
-    let doc_all: serde_json::Value =
-        serde_json::from_str(&example("json-output.md", "loser")).unwrap();
+    assert_eq!(a.list(&[]).len(), 1);
+    let doc_loser: JsonRow = parse_json(&example("json-output.md", "loser"), "loser example");
+    assert!(doc_loser.superseded_by.is_some() && doc_loser.lost_because.is_some());
     let t = now();
     let dir = w.shared();
     let rec = |u: f64| serde_json::json!({"session_id": "c", "profile": "default", "updated_at": u, "expires_at": u + 90.0});
     write_record(&dir, "i.c.json", &rec(t - 1.0));
     write_record(&dir, "i.c.sync-conflict-20261130-101112-ABC.json", &rec(t));
     let all = a.list(&["--all", "--session", "c"]);
-    let loser = all
-        .iter()
-        .find(|r| r.get("superseded_by").is_some())
-        .unwrap();
-    assert_eq!(keys(&doc_all), keys(loser));
+    let loser = all.iter().find(|r| r.superseded_by.is_some()).unwrap();
+    assert_eq!(loser.lost_because.as_deref(), Some("older"));
+}
+
+#[test]
+fn refresh_expire_and_doctor_examples_have_the_printed_shape() {
+    let _: JsonRefresh = parse_json(&example("json-output.md", "refresh"), "refresh example");
+    let _: JsonExpire = parse_json(&example("json-output.md", "expire"), "expire example");
+    let checks: Vec<JsonCheck> = parse_json(&example("json-output.md", "doctor"), "doctor example");
+    assert!(checks.iter().any(|c| c.fix.is_some()));
 }
 
 #[test]
@@ -112,13 +124,7 @@ fn config_init_writes_the_documented_example() {
 
 #[test]
 fn systemd_units_verify() {
-    let Ok(probe) = std::process::Command::new("systemd-analyze")
-        .arg("--version")
-        .output()
-    else {
-        panic!("systemd-analyze is needed to check docs/systemd (apt-get install systemd)");
-    };
-    assert!(probe.status.success());
+    let systemd_analyze = require_tool("systemd-analyze");
     let w = World::new();
     let units = w.tmp.path().join("units");
     std::fs::create_dir(&units).unwrap();
@@ -136,7 +142,7 @@ fn systemd_units_verify() {
     }
     files.sort();
     assert_eq!(files.len(), 4);
-    let out = std::process::Command::new("systemd-analyze")
+    let out = std::process::Command::new(systemd_analyze)
         .arg("verify")
         .args(&files)
         .output()
@@ -165,7 +171,7 @@ for path in sys.argv[1:]:
         .collect();
     files.sort();
     let out = run_ok(
-        std::process::Command::new("python3")
+        std::process::Command::new(require_tool("python3"))
             .arg("-c")
             .arg(script)
             .args(&files),
@@ -182,7 +188,7 @@ fn the_gateway_hook_example_works() {
     let a = w.device("a");
     let hook = w.tmp.path().join("presence-hook.sh");
     std::fs::write(&hook, example("lifecycle.md", "hook")).unwrap();
-    let owner = std::process::Command::new("sleep")
+    let owner = std::process::Command::new(require_tool("sleep"))
         .arg("60")
         .spawn()
         .unwrap();
@@ -197,8 +203,8 @@ fn the_gateway_hook_example_works() {
     run(&["start", "gw-1", "Review PR", &owner.id().to_string()]);
     let rows = a.list(&[]);
     assert_eq!(sessions(&rows), ["gw-1"]);
-    assert_eq!(rows[0]["client"], "gateway");
-    assert_eq!(rows[0]["pid"].as_u64(), Some(u64::from(owner.id())));
+    assert_eq!(rows[0].client, "gateway");
+    assert_eq!(rows[0].pid, owner.id());
     run(&["end", "gw-1"]);
     assert!(a.list(&[]).is_empty());
     let mut owner = owner;

@@ -2,20 +2,20 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::harness::*;
 
-fn doctor(dev: &Device, code: i32) -> Vec<Value> {
+fn doctor(dev: &Device, code: i32) -> Vec<JsonCheck> {
     let out = dev.run(&["doctor", "--json"]).code(code);
-    serde_json::from_str(&out.stdout).unwrap()
+    parse_json(&out.stdout, "doctor --json")
 }
 
-fn status_of<'a>(checks: &'a [Value], name: &str) -> Vec<&'a str> {
+fn status_of<'a>(checks: &'a [JsonCheck], name: &str) -> Vec<&'a str> {
     checks
         .iter()
-        .filter(|c| c["check"] == name)
-        .map(|c| c["status"].as_str().unwrap())
+        .filter(|c| c.check == name)
+        .map(|c| c.status.as_str())
         .collect()
 }
 
@@ -25,7 +25,7 @@ fn doctor_on_a_healthy_directory_is_all_ok() {
     let a = w.device("a");
     a.publish("s1", &[]);
     let checks = doctor(&a, 0);
-    let bad: Vec<&Value> = checks.iter().filter(|c| c["status"] != "ok").collect();
+    let bad: Vec<&JsonCheck> = checks.iter().filter(|c| c.status != "ok").collect();
     assert!(bad.is_empty(), "{bad:#?}");
     for name in [
         "config",
@@ -73,38 +73,24 @@ fn doctor_names_each_problem_with_a_fix() {
         ("garbage", "warn"),
     ] {
         assert_eq!(status_of(&checks, name), [want], "{name}: {checks:#?}");
-        let c = checks.iter().find(|c| c["check"] == name).unwrap();
-        assert!(c["fix"].is_string(), "{name} has no fix: {c}");
+        let c = checks.iter().find(|c| c.check == name).unwrap();
+        assert!(c.fix.is_some(), "{name} has no fix: {c:?}");
     }
     let device = checks
         .iter()
-        .find(|c| c["check"] == "device" && c["message"].as_str().unwrap().contains("slowbox"))
+        .find(|c| c.check == "device" && c.message.contains("slowbox"))
         .unwrap();
-    assert_eq!(device["status"], "warn", "{device}");
-    assert!(
-        device["message"].as_str().unwrap().contains("behind"),
-        "{device}"
-    );
-    let secrets = checks.iter().find(|c| c["check"] == "secrets").unwrap();
-    assert!(
-        secrets["message"]
-            .as_str()
-            .unwrap()
-            .contains("slow.s9.json")
-    );
-    assert!(!secrets.to_string().contains("hunter2"));
-    let stignore = checks.iter().find(|c| c["check"] == "stignore").unwrap();
-    assert!(stignore["fix"].as_str().unwrap().contains("(?d).*.tmp"));
+    assert_eq!(device.status, "warn", "{device:?}");
+    assert!(device.message.contains("behind"), "{device:?}");
+    let secrets = checks.iter().find(|c| c.check == "secrets").unwrap();
+    assert!(secrets.message.contains("slow.s9.json"), "{secrets:?}");
+    assert!(!format!("{checks:?}").contains("hunter2"));
+    let stignore = checks.iter().find(|c| c.check == "stignore").unwrap();
+    assert!(stignore.fix.as_ref().unwrap().contains("(?d).*.tmp"));
     // A FIFO planted as `.stignore` (the folder is shared) neither hangs
     // doctor nor counts as the ignore line.
     let fifo = dir.join(".stignore");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo(&fifo);
     assert_eq!(status_of(&doctor(&a, 0), "stignore"), ["warn"]);
     std::fs::remove_file(&fifo).unwrap();
     // With the ignore line, that check passes.

@@ -2,9 +2,12 @@
 //! is a set of HOME / XDG_* dirs inside it, and the real `presence` binary
 //! runs with a scrubbed environment. Nothing touches the real home directory.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub struct World {
@@ -98,21 +101,23 @@ impl Device {
         Run::from(out, args)
     }
 
-    /// Runs, asserts success, returns stdout parsed as JSON.
-    pub fn json(&self, args: &[&str]) -> Value {
+    /// Runs, asserts success, returns stdout read as `T` (one of the `Json*`
+    /// types below).
+    pub fn json<T: DeserializeOwned>(&self, args: &[&str]) -> T {
         let r = self.run(args).success();
-        serde_json::from_str(&r.stdout)
-            .unwrap_or_else(|e| panic!("{args:?}: stdout is not JSON ({e}): {}", r.stdout))
+        parse_json(&r.stdout, &format!("{args:?}"))
     }
 
-    /// `list --json` plus extra args: the array.
-    pub fn list(&self, extra: &[&str]) -> Vec<Value> {
+    /// `list --json` plus extra args: the rows.
+    pub fn list(&self, extra: &[&str]) -> Vec<JsonRow> {
         let mut args = vec!["list", "--json"];
         args.extend_from_slice(extra);
-        match self.json(&args) {
-            Value::Array(a) => a,
-            other => panic!("list --json printed {other}"),
-        }
+        self.json(&args)
+    }
+
+    /// `show ID --json`: the row.
+    pub fn show(&self, id: &str) -> JsonRow {
+        self.json(&["show", id, "--json"])
     }
 
     pub fn publish(&self, session: &str, extra: &[&str]) -> Run {
@@ -172,11 +177,70 @@ pub fn run_ok(cmd: &mut Command) -> Output {
     out
 }
 
+/// The external tools the tests use, with the Debian package of each.
+const TOOLS: &[(&str, &str)] = &[
+    ("syncthing", "syncthing"),
+    ("systemd-analyze", "systemd"),
+    ("python3", "python3"),
+    ("script", "bsdutils"),
+    ("unshare", "util-linux"),
+    ("mkfifo", "coreutils"),
+    ("timeout", "coreutils"),
+    ("kill", "procps"),
+    ("sleep", "coreutils"),
+];
+
+/// Fails the test because `what` is missing: a test that needs a tool never
+/// skips, or a machine without it would pass without testing anything.
+pub fn missing(what: &str, package: &str) -> ! {
+    panic!("{what} is required for this test: apt-get install -y {package} (or run .ci/run)")
+}
+
+/// The path of the external program `name` on PATH; fails the test when it
+/// is not there.
+pub fn require_tool(name: &str) -> PathBuf {
+    require_tool_on(name, &std::env::var_os("PATH").unwrap_or_default())
+}
+
+fn require_tool_on(name: &str, path: &std::ffi::OsStr) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let package = TOOLS
+        .iter()
+        .find(|(tool, _)| *tool == name)
+        .map(|(_, package)| *package)
+        .unwrap_or_else(|| panic!("{name} is not in harness::TOOLS; add it with its package"));
+    std::env::split_paths(path)
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+        .unwrap_or_else(|| missing(name, package))
+}
+
+/// Makes a FIFO at `path` with mkfifo(1).
+pub fn mkfifo(path: &Path) {
+    let ok = Command::new(require_tool("mkfifo"))
+        .arg(path)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "mkfifo {}", path.display());
+}
+
+/// Sends `signal` (`-TERM`, `-KILL`, …) to `targets` with kill(1); whether
+/// it reached them is the caller's to check.
+pub fn kill(signal: &str, targets: &[&str]) -> bool {
+    Command::new(require_tool("kill"))
+        .arg(signal)
+        .args(targets)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 /// Session ids of a listing, in order.
-pub fn sessions(rows: &[Value]) -> Vec<String> {
-    rows.iter()
-        .map(|r| r["session_id"].as_str().unwrap().to_string())
-        .collect()
+pub fn sessions(rows: &[JsonRow]) -> Vec<String> {
+    rows.iter().map(|r| r.session_id.clone()).collect()
 }
 
 pub fn now() -> f64 {
@@ -190,4 +254,234 @@ pub fn now() -> f64 {
 pub fn write_record(dir: &Path, file: &str, json: &Value) {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join(file), serde_json::to_vec(json).unwrap()).unwrap();
+}
+
+/// Reads `text` as `T`, naming `what` printed it when it does not fit.
+pub fn parse_json<T: DeserializeOwned>(text: &str, what: &str) -> T {
+    serde_json::from_str(text).unwrap_or_else(|e| {
+        panic!(
+            "{what}: output does not have the documented shape of {} ({e}): {text}",
+            std::any::type_name::<T>()
+        )
+    })
+}
+
+// The `--json` output, typed. Every struct denies unknown fields and every
+// field that is always printed is required (`always`), so a field that is
+// added, renamed or dropped fails the tests until docs/json-output.md and
+// these types follow.
+
+/// A field that must be present even when its type could default (an
+/// `Option` is otherwise `None` when missing).
+fn always<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D::Error> {
+    T::deserialize(d)
+}
+
+/// Declares a struct with the record's fields (docs/record-format.md) and
+/// then `$extra`, as flat fields: `serde(flatten)` would let unknown fields
+/// through.
+macro_rules! with_record_fields {
+    ($(#[$meta:meta])* pub struct $name:ident { $($extra:tt)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            pub client: String,
+            pub cwd: String,
+            pub device_id: String,
+            #[serde(deserialize_with = "always")]
+            pub ended_at: Option<f64>,
+            pub endpoint: String,
+            #[serde(deserialize_with = "always")]
+            pub expires_at: Option<f64>,
+            pub host: String,
+            pub instance_id: String,
+            pub metadata: BTreeMap<String, String>,
+            pub model: String,
+            #[serde(deserialize_with = "always")]
+            pub owner_start: Option<u64>,
+            pub pid: u32,
+            pub profile: String,
+            pub seq: u64,
+            pub session_id: String,
+            pub session_key: String,
+            pub source: String,
+            #[serde(deserialize_with = "always")]
+            pub started_at: Option<f64>,
+            pub status: String,
+            pub title: String,
+            #[serde(deserialize_with = "always")]
+            pub updated_at: Option<f64>,
+            pub version: u32,
+            $($extra)*
+        }
+    };
+}
+
+with_record_fields! {
+    /// `publish --json`: the record as written to its file.
+    pub struct JsonRecord {}
+}
+
+with_record_fields! {
+    /// An element of `list --json`, the object of `show --json`, the
+    /// `record` of a `watch --json` event: the record plus what this device
+    /// computed.
+    pub struct JsonRow {
+        pub file: String,
+        pub live: bool,
+        pub state: String,
+        pub local: bool,
+        pub conflict_copy: bool,
+        pub age_s: f64,
+        #[serde(deserialize_with = "always")]
+        pub claimed_age_s: Option<f64>,
+        #[serde(deserialize_with = "always")]
+        pub expires_in_s: Option<f64>,
+        /// Only on the losers of `list --all`.
+        #[serde(default)]
+        pub superseded_by: Option<String>,
+        /// Only on the losers of `list --all`.
+        #[serde(default)]
+        pub lost_because: Option<String>,
+    }
+}
+
+/// A line of `watch --json`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsonEvent {
+    /// `up`, `update` or `down`.
+    pub event: String,
+    pub seq: u64,
+    pub epoch: String,
+    pub time: f64,
+    pub record: JsonRow,
+    /// Only on the lines of the initial live set, and then `true`.
+    #[serde(default)]
+    pub initial: Option<bool>,
+    /// Only on `down`.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Only on `update`.
+    #[serde(default)]
+    pub changed: Option<Vec<String>>,
+}
+
+impl JsonEvent {
+    /// Reads one line, and checks that each optional field comes with the
+    /// event it belongs to.
+    pub fn parse(line: &str) -> JsonEvent {
+        let e: JsonEvent = parse_json(line, "watch --json");
+        let fits = match e.event.as_str() {
+            "up" => e.reason.is_none() && e.changed.is_none() && e.initial != Some(false),
+            "update" => e.reason.is_none() && e.changed.is_some() && e.initial.is_none(),
+            "down" => e.reason.is_some() && e.changed.is_none() && e.initial.is_none(),
+            _ => false,
+        };
+        assert!(
+            fits,
+            "watch --json: fields that do not fit the event: {line}"
+        );
+        e
+    }
+}
+
+/// `expire --json`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsonExpire {
+    pub dry_run: bool,
+    pub removed: Vec<JsonGarbage>,
+    pub changed: usize,
+    pub kept: usize,
+}
+
+/// A file `expire` removed (or would remove).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsonGarbage {
+    pub file: String,
+    pub reason: String,
+}
+
+/// A line of `refresh --json`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsonRefresh {
+    pub refreshed: usize,
+    pub cleared: usize,
+    pub left: usize,
+    pub changed: usize,
+    pub refreshed_files: Vec<String>,
+    pub cleared_files: Vec<String>,
+}
+
+/// An element of `doctor --json`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsonCheck {
+    pub check: String,
+    /// `ok`, `warn` or `fail`.
+    pub status: String,
+    pub message: String,
+    /// Only when there is something to do.
+    #[serde(default)]
+    pub fix: Option<String>,
+}
+
+/// The typed readers fail on a field that is missing, renamed or added,
+/// so the tests that use them notice a change of the output.
+#[test]
+fn json_types_reject_missing_renamed_and_added_fields() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s", &[]);
+    let out = a.run(&["list", "--json"]).success().stdout;
+    let _: Vec<JsonRow> = parse_json(&out, "list --json");
+    let Value::Array(rows) = serde_json::from_str::<Value>(&out).unwrap() else {
+        panic!("list --json is not an array: {out}");
+    };
+    let Value::Object(row) = rows[0].clone() else {
+        panic!("not an object: {out}");
+    };
+    let fails = |row: &serde_json::Map<String, Value>| {
+        serde_json::from_value::<JsonRow>(Value::Object(row.clone())).is_err()
+    };
+    for field in ["ended_at", "claimed_age_s", "title"] {
+        let mut missing = row.clone();
+        missing.remove(field);
+        assert!(fails(&missing), "a row without {field} was accepted");
+        let mut renamed = row.clone();
+        let v = renamed.remove(field).unwrap();
+        renamed.insert(format!("{field}_x"), v);
+        assert!(fails(&renamed), "a row with {field} renamed was accepted");
+    }
+    let mut added = row.clone();
+    added.insert("extra".into(), Value::Bool(true));
+    assert!(fails(&added), "a row with an added field was accepted");
+}
+
+#[test]
+fn require_tool_finds_an_executable_and_passes_over_other_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let (plain, bin) = (w.tmp.path().join("plain"), w.tmp.path().join("bin"));
+    for (dir, mode) in [(&plain, 0o644), (&bin, 0o755)] {
+        std::fs::create_dir(dir).unwrap();
+        let tool = dir.join("syncthing");
+        std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let path = std::env::join_paths([&plain, &bin]).unwrap();
+    assert_eq!(require_tool_on("syncthing", &path), bin.join("syncthing"));
+}
+
+#[test]
+#[should_panic(
+    expected = "syncthing is required for this test: apt-get install -y syncthing (or run .ci/run)"
+)]
+fn require_tool_fails_the_test_when_the_tool_is_missing() {
+    let w = World::new();
+    require_tool_on("syncthing", w.tmp.path().as_os_str());
 }

@@ -19,11 +19,7 @@ fn hostile_entries_never_hang_or_break_a_listing() {
     let dir = w.shared();
     let t = now();
 
-    let status = std::process::Command::new("mkfifo")
-        .arg(dir.join("fifo.json"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    mkfifo(&dir.join("fifo.json"));
     let _socket = std::os::unix::net::UnixListener::bind(dir.join("sock.json")).unwrap();
     symlink("/etc/passwd", dir.join("passwd.json")).unwrap();
     symlink("/dev/zero", dir.join("zero.json")).unwrap();
@@ -161,7 +157,7 @@ fn hostile_entries_never_hang_or_break_a_listing() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let rows: Vec<JsonRow> = parse_json(&String::from_utf8_lossy(&out.stdout), "list --json");
     let mut got = sessions(&rows);
     got.sort();
     // `absurd` claims a 30-year ttl (clamped to 1 h) and arrived just now:
@@ -310,11 +306,7 @@ fn a_config_that_is_a_fifo_or_a_device_is_an_error_not_a_hang() {
     let w = World::new();
     let a = w.device("a");
     let fifo = w.tmp.path().join("config-fifo.toml");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    mkfifo(&fifo);
     let fifo = fifo.to_str().unwrap();
     for (path, what) in [(fifo, "a FIFO"), ("/dev/zero", "a device")] {
         for command in [&["list"][..], &["doctor"], &["config", "show"]] {
@@ -390,13 +382,8 @@ fn a_configured_symlinked_dir_works_for_publish_list_and_expire() {
         v
     };
     assert_eq!(files(&real.join("presence")).len(), 2);
-    let out = a.json(&["expire", "--json"]);
-    let removed: Vec<&str> = out["removed"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| g["file"].as_str().unwrap())
-        .collect();
+    let out: JsonExpire = a.json(&["expire", "--json"]);
+    let removed: Vec<&str> = out.removed.iter().map(|g| g.file.as_str()).collect();
     assert_eq!(removed, ["other.old.json"]);
     let left = files(&real.join("presence"));
     assert_eq!(left.len(), 1);
@@ -436,8 +423,8 @@ fn a_record_planted_at_this_devices_file_name_never_stops_publish_or_run() {
         assert!(out.stderr.contains("replaced"), "{}", out.stderr);
         let rows = a.list(&[]);
         assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0]["title"], "back");
-        assert_eq!(rows[0]["profile"], "default");
+        assert_eq!(rows[0].title, "back");
+        assert_eq!(rows[0].profile, "default");
 
         write_record(&dir, &own, &planted);
         let marker = w.tmp.path().join(format!("ran-{live}"));
@@ -469,11 +456,8 @@ fn tombstones_hide_from_expires_at_readers_and_empty_label_is_default() {
         .map(|e| e.unwrap().path())
         .find(|p| p.to_string_lossy().ends_with(".s.json"))
         .unwrap();
-    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-    let (ended, expires) = (
-        r["ended_at"].as_f64().unwrap(),
-        r["expires_at"].as_f64().unwrap(),
-    );
+    let r: JsonRecord = parse_json(&std::fs::read_to_string(&file).unwrap(), "a tombstone");
+    let (ended, expires) = (r.ended_at.unwrap(), r.expires_at.unwrap());
     assert!(expires <= ended - 300.0, "ended {ended}, expires {expires}");
 
     // One group: the newer of the two wins, whatever the label's spelling.
@@ -489,9 +473,5 @@ fn tombstones_hide_from_expires_at_readers_and_empty_label_is_default() {
         );
     }
     let rows = a.list(&[]);
-    let ids: Vec<&str> = rows
-        .iter()
-        .map(|r| r["session_id"].as_str().unwrap())
-        .collect();
-    assert_eq!(ids, ["h.new.json"]);
+    assert_eq!(sessions(&rows), ["h.new.json"]);
 }

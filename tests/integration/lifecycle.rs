@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::harness::*;
 
@@ -16,7 +16,7 @@ struct Owner(Child);
 impl Owner {
     fn start() -> Self {
         Owner(
-            std::process::Command::new("sleep")
+            std::process::Command::new(require_tool("sleep"))
                 .arg("120")
                 .spawn()
                 .unwrap(),
@@ -45,13 +45,8 @@ fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
     }
 }
 
-fn kill(pid: u32, sig: &str) {
-    let ok = std::process::Command::new("kill")
-        .args([sig, &pid.to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "kill {sig} {pid}");
+fn signal(pid: u32, sig: &str) {
+    assert!(kill(sig, &[&pid.to_string()]), "kill {sig} {pid}");
 }
 
 #[test]
@@ -84,16 +79,16 @@ fn run_lists_while_the_command_runs_and_passes_its_status_through() {
         || sessions(&a.list(&[])) == ["wrapped"],
     );
     let row = a.list(&[]).remove(0);
-    assert_eq!(row["title"], "T");
+    assert_eq!(row.title, "T");
     // The owner is the wrapped command, not the wrapper.
-    assert_ne!(row["pid"].as_u64().unwrap(), u64::from(child.id()));
-    assert!(row["owner_start"].as_u64().is_some());
+    assert_ne!(row.pid, child.id());
+    assert!(row.owner_start.is_some());
     std::fs::write(&marker, "").unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(7));
     // Gone right after, as a tombstone.
     assert!(a.list(&[]).is_empty());
-    assert_eq!(a.list(&["--include-expired"])[0]["state"], "ended");
+    assert_eq!(a.list(&["--include-expired"])[0].state, "ended");
 }
 
 #[test]
@@ -121,7 +116,7 @@ fn run_forwards_sigterm_from_another_process_and_clears() {
     wait_until("the session to be listed", Duration::from_secs(10), || {
         a.list(&[]).len() == 1
     });
-    kill(child.id(), "-TERM");
+    signal(child.id(), "-TERM");
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(42), "the child's own exit status");
     assert!(a.list(&[]).is_empty());
@@ -144,9 +139,8 @@ fn a_sigkilled_wrapper_leaves_a_record_that_refresh_clears_once_the_child_is_gon
         || {
             let rows = a.list(&[]);
             rows.len() == 1
-                && std::fs::read_to_string(&pidfile).is_ok_and(|p| {
-                    rows[0]["pid"].as_u64().map(|x| x.to_string()) == Some(p.trim().to_string())
-                })
+                && std::fs::read_to_string(&pidfile)
+                    .is_ok_and(|p| rows[0].pid.to_string() == p.trim())
         },
     );
     let child_pid: u32 = std::fs::read_to_string(&pidfile)
@@ -154,7 +148,7 @@ fn a_sigkilled_wrapper_leaves_a_record_that_refresh_clears_once_the_child_is_gon
         .trim()
         .parse()
         .unwrap();
-    kill(wrapper.id(), "-KILL");
+    signal(wrapper.id(), "-KILL");
     wrapper.wait().unwrap();
     // The child runs on: refresh keeps the session.
     let out = a.run(&["refresh"]).success();
@@ -164,7 +158,7 @@ fn a_sigkilled_wrapper_leaves_a_record_that_refresh_clears_once_the_child_is_gon
         out.stdout
     );
     assert_eq!(a.list(&[]).len(), 1);
-    kill(child_pid, "-KILL");
+    signal(child_pid, "-KILL");
     wait_until("the child to exit", Duration::from_secs(10), || {
         !std::path::Path::new(&format!("/proc/{child_pid}")).exists()
             || std::fs::read_to_string(format!("/proc/{child_pid}/stat"))
@@ -186,23 +180,18 @@ fn refresh_clears_a_killed_owner_and_leaves_ownerless_records() {
     let mut owner = Owner::start();
     a.publish("owned", &["--owner-pid", &owner.pid()]);
     a.publish("free", &[]);
-    let out = a.json(&["refresh", "--json"]);
-    assert_eq!(out["refreshed"], 1);
-    assert_eq!(out["left"], 1);
+    let out: JsonRefresh = a.json(&["refresh", "--json"]);
+    assert_eq!((out.refreshed, out.left), (1, 1));
+    assert_eq!(out.refreshed_files.len(), 1);
+    let owned = out.refreshed_files;
     owner.kill();
-    let out = a.json(&["refresh", "--json"]);
-    assert_eq!(
-        (
-            out["refreshed"].as_u64(),
-            out["cleared"].as_u64(),
-            out["left"].as_u64()
-        ),
-        (Some(0), Some(1), Some(1))
-    );
+    let out: JsonRefresh = a.json(&["refresh", "--json"]);
+    assert_eq!((out.refreshed, out.cleared, out.left), (0, 1, 1));
+    assert_eq!(out.cleared_files, owned);
     assert_eq!(sessions(&a.list(&[])), ["free"]);
     // Other devices' records are never touched.
     let b = w.device("b");
-    assert_eq!(b.json(&["refresh", "--json"])["left"], 0);
+    assert_eq!(b.json::<JsonRefresh>(&["refresh", "--json"]).left, 0);
 }
 
 #[test]
@@ -230,14 +219,14 @@ fn refresh_every_keeps_a_short_ttl_record_alive_across_many_ttls() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert!(checks >= 10);
-    assert!(a.list(&[])[0]["seq"].as_u64().unwrap() >= 8);
+    assert!(a.list(&[])[0].seq >= 8);
     owner.kill();
     wait_until(
         "the dead owner's record to be cleared",
         Duration::from_secs(10),
         || a.list(&[]).is_empty(),
     );
-    kill(refresher.id(), "-TERM");
+    signal(refresher.id(), "-TERM");
     assert_eq!(refresher.wait().unwrap().code(), Some(0));
 }
 
@@ -256,7 +245,7 @@ fn refresh_every_must_stay_below_the_ttl() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(500));
-    kill(looping.id(), "-TERM");
+    signal(looping.id(), "-TERM");
     let out = looping.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
@@ -278,9 +267,10 @@ fn refresh_all_profiles_covers_every_directory_and_label() {
     a.publish("x", &["--owner-pid", &owner.pid()]);
     a.publish("y", &["--owner-pid", &owner.pid(), "--profile", "work"]);
     a.publish("z", &["--owner-pid", &owner.pid(), "--profile", "side"]);
-    assert_eq!(a.json(&["refresh", "--json"])["refreshed"], 1);
+    assert_eq!(a.json::<JsonRefresh>(&["refresh", "--json"]).refreshed, 1);
     assert_eq!(
-        a.json(&["refresh", "--json", "--all-profiles"])["refreshed"],
+        a.json::<JsonRefresh>(&["refresh", "--json", "--all-profiles"])
+            .refreshed,
         3
     );
 }
@@ -360,18 +350,13 @@ fn expire_removes_exactly_the_garbage() {
         v
     };
     let before = names();
-    let dry = a.json(&["expire", "--dry-run", "--json"]);
+    let dry: JsonExpire = a.json(&["expire", "--dry-run", "--json"]);
     assert_eq!(names(), before, "a dry run deletes nothing");
-    let mut would: Vec<(String, String)> = dry["removed"]
-        .as_array()
-        .unwrap()
+    assert!(dry.dry_run);
+    let mut would: Vec<(String, String)> = dry
+        .removed
         .iter()
-        .map(|g| {
-            (
-                g["file"].as_str().unwrap().to_string(),
-                g["reason"].as_str().unwrap().to_string(),
-            )
-        })
+        .map(|g| (g.file.clone(), g.reason.clone()))
         .collect();
     would.sort();
     let want = vec![
@@ -524,7 +509,7 @@ fn stress_no_torn_record_no_resurrection() {
                         .unwrap()
                         .push(format!("torn or unreadable record: {line}"));
                 }
-                let rows: Vec<Value> = match serde_json::from_str(&r.stdout) {
+                let rows: Vec<JsonRow> = match serde_json::from_str(&r.stdout) {
                     Ok(v) => v,
                     Err(e) => {
                         failures
@@ -536,10 +521,10 @@ fn stress_no_torn_record_no_resurrection() {
                 };
                 for row in rows {
                     seen.push((
-                        row["file"].as_str().unwrap().to_string(),
-                        row["started_at"].as_f64().unwrap_or(0.0),
-                        row["ended_at"].is_f64(),
-                        row["seq"].as_u64().unwrap(),
+                        row.file,
+                        row.started_at.unwrap_or(0.0),
+                        row.ended_at.is_some(),
+                        row.seq,
                     ));
                 }
             }

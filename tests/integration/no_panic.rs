@@ -10,7 +10,7 @@ use std::process::Output;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use crate::harness::{Device, World, now};
+use crate::harness::{Device, World, now, require_tool};
 
 /// Any JSON value, biased towards the shapes records have.
 fn any_value() -> impl Strategy<Value = Value> {
@@ -115,7 +115,7 @@ fn any_file() -> impl Strategy<Value = Vec<u8>> {
 
 /// Runs `presence ARGS` under `timeout`, so a hang fails instead of blocking.
 fn run(dev: &Device, args: &[&str], signal: Option<&str>) -> Output {
-    let mut cmd = dev.program("timeout");
+    let mut cmd = dev.program(require_tool("timeout"));
     match signal {
         // The command's own status: 0 or 130 after SIGINT, 137 when it
         // ignored SIGINT and had to be killed.

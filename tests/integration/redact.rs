@@ -113,8 +113,7 @@ fn benign_corpus_passes_through_publish_byte_identical() {
         assert_eq!(r.metadata, want);
     }
     // The ids are found by show and clear.
-    let shown = a.json(&["show", ids[0], "--json"]);
-    assert_eq!(shown["session_id"].as_str(), Some(ids[0].as_str()));
+    assert_eq!(&a.show(ids[0]).session_id, ids[0]);
     let cleared = a.run(&["clear", "--session", ids[0]]).success();
     assert!(
         cleared.stdout.contains(ids[0].as_str()),
@@ -251,7 +250,7 @@ fn planted_secrets_never_reach_list_show_or_doctor() {
             out.stderr
         );
     }
-    let rows: Vec<Record> = serde_json::from_str(&out.stdout).unwrap();
+    let rows: Vec<JsonRow> = parse_json(&out.stdout, "list --json");
     assert_eq!(rows.len(), files.len() + 1);
     for r in &rows {
         assert!(r.cwd.len() <= MAX_STRING_BYTES && r.title.chars().count() <= 256);
@@ -286,9 +285,9 @@ fn planted_secrets_never_reach_list_show_or_doctor() {
 
     let out = a.run(&["doctor", "--json"]).success();
     assert_no_leak(&secrets, "doctor", &out.stdout);
-    let checks: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
-    let found = checks.iter().find(|c| c["check"] == "secrets").unwrap();
-    let message = found["message"].as_str().unwrap();
+    let checks: Vec<JsonCheck> = parse_json(&out.stdout, "doctor --json");
+    let found = checks.iter().find(|c| c.check == "secrets").unwrap();
+    let message = &found.message;
     for file in &files {
         assert!(
             message.contains(file.as_str()),
@@ -312,7 +311,7 @@ fn a_credential_shaped_foreign_id_is_shown_redacted() {
     );
     let out = a.run(&["list", "--json"]).success();
     assert!(!out.stdout.contains(token), "{}", out.stdout);
-    let rows: Vec<Record> = serde_json::from_str(&out.stdout).unwrap();
+    let rows: Vec<JsonRow> = parse_json(&out.stdout, "list --json");
     assert_eq!(rows[0].session_id, REDACTED);
     assert_eq!(rows[0].instance_id, REDACTED);
     let table = a.run(&["list"]).success();

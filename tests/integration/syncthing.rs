@@ -93,7 +93,7 @@ impl Node {
         let home = root.join(format!("st-home-{name}"));
         let folder = root.join(format!("st-folder-{name}"));
         std::fs::create_dir_all(&folder).unwrap();
-        let out = Command::new("syncthing")
+        let out = Command::new(require_tool("syncthing"))
             .args([
                 "generate",
                 &format!("--home={}", home.display()),
@@ -101,7 +101,7 @@ impl Node {
                 "--skip-port-probing",
             ])
             .output()
-            .expect("syncthing is needed for the cross-device tests (apt-get install syncthing)");
+            .unwrap();
         assert!(
             out.status.success(),
             "syncthing generate: {}",
@@ -188,13 +188,10 @@ impl Node {
             .append(true)
             .open(self.home.join("daemon.log"))
             .unwrap();
-        let child = Command::new("timeout")
-            .args([
-                "--kill-after=10",
-                &DAEMON_TTL_S.to_string(),
-                "syncthing",
-                "serve",
-            ])
+        let child = Command::new(require_tool("timeout"))
+            .args(["--kill-after=10", &DAEMON_TTL_S.to_string()])
+            .arg(require_tool("syncthing"))
+            .arg("serve")
             .arg(format!("--home={}", self.home.display()))
             .args([
                 "--no-browser",
@@ -230,18 +227,13 @@ impl Node {
         };
         // The daemon and its monitor are in the group led by `timeout`.
         let group = format!("-{}", child.id());
-        let kill = |sig: &str| {
-            let _ = Command::new("kill")
-                .args([sig, "--", &group])
-                .stderr(Stdio::null())
-                .status();
-        };
-        kill("-TERM");
+        let signal = |sig: &str| kill(sig, &["--", &group]);
+        signal("-TERM");
         let deadline = Instant::now() + Duration::from_secs(10);
         while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(50));
         }
-        kill("-KILL");
+        signal("-KILL");
         let _ = child.wait();
     }
 
@@ -358,10 +350,8 @@ fn lock() -> std::sync::MutexGuard<'static, ()> {
     ONE_PAIR_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn listed(dev: &Device, session: &str) -> Option<Value> {
-    dev.list(&[])
-        .into_iter()
-        .find(|r| r["session_id"] == session)
+fn listed(dev: &Device, session: &str) -> Option<JsonRow> {
+    dev.list(&[]).into_iter().find(|r| r.session_id == session)
 }
 
 #[test]
@@ -376,13 +366,13 @@ fn syncthing_publish_update_clear_and_expire_reach_the_other_device() {
     });
     report("1 publish on A -> listed on B", d);
     let row = listed(&p.pb, "s1").unwrap();
-    assert_eq!(row["local"], false);
-    assert_eq!(row["device_id"], p.pa.device_id());
+    assert!(!row.local);
+    assert_eq!(row.device_id, p.pa.device_id());
 
     // 2. update on A -> B shows the change
     p.pa.publish("s1", &["--title", "second", "--status", "working"]);
     let d = wait_until("the update on B", Duration::from_secs(30), || {
-        listed(&p.pb, "s1").is_some_and(|r| r["title"] == "second" && r["status"] == "working")
+        listed(&p.pb, "s1").is_some_and(|r| r.title == "second" && r.status == "working")
     });
     report("2 update on A -> shown on B", d);
 
@@ -394,12 +384,12 @@ fn syncthing_publish_update_clear_and_expire_reach_the_other_device() {
     report("3 clear on A -> gone from B's listing", d);
     let all = p.pb.list(&["--include-expired", "--session", "s1"]);
     assert_eq!(
-        all[0]["state"], "ended",
+        all[0].state, "ended",
         "B sees the tombstone, not a deletion"
     );
     // Later, expire on A deletes the tombstone (ten minutes on A's clock) and
     // the deletion reaches B.
-    let file = all[0]["file"].as_str().unwrap().to_string();
+    let file = all[0].file.clone();
     let out = run_ok(faked(p.pa.cmd(), "+11m").arg("expire"));
     assert!(
         String::from_utf8_lossy(&out.stdout).contains(&file),
@@ -423,7 +413,7 @@ fn libfaketime() -> String {
             return p.to_string();
         }
     }
-    panic!("libfaketime is needed for the clock-skew tests (apt-get install faketime)");
+    missing("libfaketime", "faketime")
 }
 
 #[test]
@@ -459,9 +449,7 @@ fn syncthing_a_killed_session_disappears_on_the_other_device_within_its_ttl() {
         .trim()
         .parse()
         .unwrap();
-    let _ = Command::new("kill")
-        .args(["-KILL", &wrapper.0.id().to_string(), &child.to_string()])
-        .status();
+    kill("-KILL", &[&wrapper.0.id().to_string(), &child.to_string()]);
     wrapper.0.wait().unwrap();
     let killed = Instant::now();
     wait_until(
@@ -487,8 +475,8 @@ fn syncthing_clock_skew_on_the_writer_does_not_fool_the_reader() {
     });
     let row = listed(&p.pb, "ahead").unwrap();
     assert!(
-        row["claimed_age_s"].as_f64().unwrap() < -500.0,
-        "the writer's clock is ahead: {row}"
+        row.claimed_age_s.unwrap() < -500.0,
+        "the writer's clock is ahead: {row:?}"
     );
     let arrived = Instant::now();
     wait_until("ahead to expire on B", Duration::from_secs(30), || {
@@ -502,7 +490,12 @@ fn syncthing_clock_skew_on_the_writer_does_not_fool_the_reader() {
     assert!(d < Duration::from_secs(6), "{d:?}");
 
     // A's clock runs 2 minutes behind, alive under `refresh --every`.
-    let owner = KillOnDrop(Command::new("sleep").arg("60").spawn().unwrap());
+    let owner = KillOnDrop(
+        Command::new(require_tool("sleep"))
+            .arg("60")
+            .spawn()
+            .unwrap(),
+    );
     run_ok(
         faked(p.pa.cmd(), "-2m")
             .args(["publish", "--session", "behind", "--ttl", "4s"])
@@ -529,7 +522,7 @@ fn syncthing_clock_skew_on_the_writer_does_not_fool_the_reader() {
             "dropped after {:?} although alive",
             start.elapsed()
         );
-        assert!(row.unwrap()["claimed_age_s"].as_f64().unwrap() > 100.0);
+        assert!(row.unwrap().claimed_age_s.unwrap() > 100.0);
         std::thread::sleep(Duration::from_millis(250));
     }
     report(
@@ -553,12 +546,7 @@ fn syncthing_stale_records_of_a_device_back_from_offline_never_show_live() {
     // unsynced, and B collects A's dead records (gc_after is 3 s here).
     p.pa.run(&["clear", "--session", "ended"]).success();
     p.pa.publish("late", &["--ttl", "2s"]);
-    let file_of = |session: &str| {
-        p.pa.list(&["--all", "--session", session])[0]["file"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
+    let file_of = |session: &str| p.pa.list(&["--all", "--session", session]).remove(0).file;
     let (gone, ended, late) = (file_of("gone"), file_of("ended"), file_of("late"));
     std::thread::sleep(Duration::from_secs(2 + 2 + 3 + 1));
     let out = p.pb.run(&["expire"]).success();
@@ -592,8 +580,8 @@ fn syncthing_stale_records_of_a_device_back_from_offline_never_show_live() {
     let all = p.pb.list(&["--all"]);
     let state = |session: &str| {
         all.iter()
-            .find(|r| r["session_id"] == session)
-            .map(|r| r["state"].as_str().unwrap().to_string())
+            .find(|r| r.session_id == session)
+            .map(|r| r.state.clone())
     };
     // Arrived, but never live: expired by its writer's clock on arrival,
     // stale by local age since.
@@ -649,7 +637,7 @@ fn syncthing_a_conflict_copy_collapses_and_expire_removes_it_on_both() {
     for dev in [&p.pa, &p.pb] {
         let rows = dev.list(&[]);
         assert_eq!(rows.len(), 1, "{rows:?}");
-        assert_eq!(rows[0]["title"], "from B (newer)");
+        assert_eq!(rows[0].title, "from B (newer)");
         assert_eq!(dev.list(&["--all"]).len(), 2);
     }
     let out = p.pa.run(&["expire"]).success();
@@ -663,7 +651,7 @@ fn syncthing_a_conflict_copy_collapses_and_expire_removes_it_on_both() {
         Duration::from_secs(30),
         || !has_copy(&p.a) && !has_copy(&p.b),
     );
-    assert_eq!(p.pb.list(&[])[0]["title"], "from B (newer)");
+    assert_eq!(p.pb.list(&[])[0].title, "from B (newer)");
 }
 
 #[test]
@@ -692,19 +680,17 @@ fn syncthing_watch_on_b_sees_a_publish_and_clear() {
     std::thread::sleep(Duration::from_millis(300));
     let start = Instant::now();
     p.pa.publish("watched", &[]);
-    let up: Value =
-        serde_json::from_str(&rx.recv_timeout(Duration::from_secs(30)).unwrap()).unwrap();
+    let up = JsonEvent::parse(&rx.recv_timeout(Duration::from_secs(30)).unwrap());
     assert_eq!(
-        (up["event"].as_str(), up["record"]["session_id"].as_str()),
-        (Some("up"), Some("watched"))
+        (up.event.as_str(), up.record.session_id.as_str()),
+        ("up", "watched")
     );
     report("8 publish on A -> up event on B", start.elapsed());
     let start = Instant::now();
     p.pa.run(&["clear", "--session", "watched"]).success();
-    let down: Value =
-        serde_json::from_str(&rx.recv_timeout(Duration::from_secs(30)).unwrap()).unwrap();
-    assert_eq!(down["event"], "down");
-    assert_eq!(down["reason"], "cleared");
+    let down = JsonEvent::parse(&rx.recv_timeout(Duration::from_secs(30)).unwrap());
+    assert_eq!(down.event, "down");
+    assert_eq!(down.reason.as_deref(), Some("cleared"));
     report("8 clear on A -> down (cleared) event on B", start.elapsed());
 }
 
@@ -727,7 +713,8 @@ fn syncthing_a_burst_of_200_sessions_all_arrive_and_listing_never_fails() {
                     "{}",
                     String::from_utf8_lossy(&out.stderr)
                 );
-                let _: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+                let _: Vec<JsonRow> =
+                    parse_json(&String::from_utf8_lossy(&out.stdout), "list --json");
                 let stderr = String::from_utf8_lossy(&out.stderr);
                 assert!(
                     stderr

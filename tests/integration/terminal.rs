@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::harness::{Device, World, now, write_record};
+use crate::harness::{Device, World, mkfifo, now, require_tool, sessions, write_record};
 
 /// Payloads that do something to a terminal when printed raw.
 const PAYLOADS: &[&str] = &[
@@ -60,7 +60,7 @@ fn assert_clean(what: &str, raw: &str, redraw: bool) {
 fn on_pty(dev: &Device, env: &[(&str, &str)], shell: &str) -> String {
     let file = dev.root.join("cmd.sh");
     std::fs::write(&file, format!("stty rows 40 cols 200\n{shell}\n")).unwrap();
-    let mut cmd: Command = dev.program("script");
+    let mut cmd: Command = dev.program(require_tool("script"));
     cmd.env("TERM", "xterm-256color").args([
         "-qec",
         &format!("sh {}", file.display()),
@@ -69,9 +69,7 @@ fn on_pty(dev: &Device, env: &[(&str, &str)], shell: &str) -> String {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd
-        .output()
-        .expect("util-linux `script` is needed for the terminal tests (apt-get install bsdutils)");
+    let out = cmd.output().unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -113,8 +111,7 @@ fn plant(dir: &Path) -> Vec<String> {
     // Files that are skipped, with hostile names: `-v` and doctor name them.
     std::fs::write(dir.join("broken\x1b]52;c;QQ==\x07.json"), b"{not json").unwrap();
     let fifo = dir.join("fifo\x1b[2J\u{202e}.json");
-    let ok = Command::new("mkfifo").arg(&fifo).status().unwrap();
-    assert!(ok.success(), "mkfifo");
+    mkfifo(&fifo);
     ids
 }
 
@@ -195,17 +192,10 @@ fn json_output_keeps_exact_values() {
     let dev = w.device("a");
     let ids = plant(&w.shared());
     let rows = dev.list(&[]);
-    let mut got: Vec<String> = rows
-        .iter()
-        .map(|r| r["session_id"].as_str().unwrap().to_string())
-        .collect();
+    let mut got = sessions(&rows);
     got.sort();
     let mut want = ids.clone();
     want.sort();
     assert_eq!(got, want);
-    let shown = dev.json(&["show", &ids[0], "--json"]);
-    assert_eq!(
-        shown["title"].as_str(),
-        Some(format!("title {}", PAYLOADS[0]).as_str())
-    );
+    assert_eq!(dev.show(&ids[0]).title, format!("title {}", PAYLOADS[0]));
 }

@@ -5,8 +5,6 @@ use std::process::{Child, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use crate::harness::*;
 
 struct Stream {
@@ -41,8 +39,8 @@ impl Stream {
             .expect("no line within 10 s")
     }
 
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.next()).unwrap()
+    fn json(&self) -> JsonEvent {
+        JsonEvent::parse(&self.next())
     }
 
     /// Asserts that nothing is printed for a while.
@@ -53,12 +51,7 @@ impl Stream {
     }
 
     fn stop(self) -> (Option<i32>, String) {
-        let ok = std::process::Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
+        assert!(kill("-TERM", &[&self.child.id().to_string()]));
         let out = self.child.wait_with_output().unwrap();
         (
             out.status.code(),
@@ -67,18 +60,12 @@ impl Stream {
     }
 }
 
-fn summary(v: &Value) -> String {
-    let mut s = format!(
-        "{} {}@{}",
-        v["event"].as_str().unwrap(),
-        v["record"]["session_id"].as_str().unwrap(),
-        v["record"]["host"].as_str().unwrap()
-    );
-    if let Some(r) = v["reason"].as_str() {
+fn summary(e: &JsonEvent) -> String {
+    let mut s = format!("{} {}@{}", e.event, e.record.session_id, e.record.host);
+    if let Some(r) = &e.reason {
         s.push_str(&format!(" {r}"));
     }
-    if let Some(c) = v["changed"].as_array() {
-        let c: Vec<&str> = c.iter().map(|x| x.as_str().unwrap()).collect();
+    if let Some(c) = &e.changed {
         s.push_str(&format!(" {}", c.join(",")));
     }
     s
@@ -88,7 +75,7 @@ fn scenario(poll: bool) {
     let w = World::new();
     let (a, b) = (w.device("a"), w.device("b"));
     a.publish("before", &[]);
-    let host = a.list(&[])[0]["host"].as_str().unwrap().to_string();
+    let host = a.list(&[]).remove(0).host;
     let mut args = vec!["watch", "--json"];
     if poll {
         args.push("--poll=200ms");
@@ -96,20 +83,18 @@ fn scenario(poll: bool) {
     let s = Stream::start(&b, &args);
     let first = s.json();
     assert_eq!(summary(&first), format!("up before@{host}"));
-    assert_eq!(first["initial"], true);
-    assert_eq!(first["seq"], 1);
-    let epoch = first["epoch"].as_str().unwrap().to_string();
-    // The record has exactly the shape of a `list --json` element.
-    let listed = b.list(&[]).remove(0);
-    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-    assert_eq!(keys(&first["record"]), keys(&listed));
+    assert_eq!(first.initial, Some(true));
+    assert_eq!(first.seq, 1);
+    // The record has the shape of a `list --json` element: `JsonEvent`
+    // reads it as a `JsonRow`.
+    assert_eq!(first.record.file, b.list(&[]).remove(0).file);
 
     a.publish("s1", &["--title", "one"]);
     let e = s.json();
     assert_eq!(summary(&e), format!("up s1@{host}"));
-    assert_eq!(e["seq"], 2);
-    assert_eq!(e["epoch"], epoch.as_str());
-    assert_eq!(e["record"]["local"], false);
+    assert_eq!(e.seq, 2);
+    assert_eq!(e.epoch, first.epoch);
+    assert!(!e.record.local);
     a.publish("s1", &["--title", "two"]);
     assert_eq!(summary(&s.json()), format!("update s1@{host} title"));
     a.publish("s1", &["--title", "two"]);
@@ -120,7 +105,7 @@ fn scenario(poll: bool) {
     b.publish("mine", &["--ttl", "1s"]);
     let up = s.json();
     assert_eq!(summary(&up), format!("up mine@{host}"));
-    assert_eq!(up["record"]["local"], true);
+    assert!(up.record.local);
     let down = s.json();
     assert_eq!(summary(&down), format!("down mine@{host} expired"));
 
@@ -289,7 +274,7 @@ fn watchers_read_nothing_while_others_read_and_one_file_per_change() {
             assert!(lines.iter().any(|l| l.contains(&session)), "{lines:?}");
         } else {
             let v = s.json();
-            assert_eq!(v["record"]["session_id"], session.as_str());
+            assert_eq!(v.record.session_id, session);
         }
         let change = bytes_read(&s.child) - start - idle;
         assert!(
