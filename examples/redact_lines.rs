@@ -13,7 +13,7 @@ fn main() -> std::io::Result<()> {
     for line in std::io::stdin().lock().split(b'\n') {
         let line = String::from_utf8_lossy(&line?).into_owned();
         lines += 1;
-        let (out, kinds) = presence::redact::redact_text(&line);
+        let (out, kinds) = presence::redact_text(&line);
         if !kinds.is_empty() {
             changed += 1;
             println!("- {line}\n+ {out}\n  {}", kinds.join(", "));

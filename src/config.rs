@@ -62,7 +62,7 @@ strict = false
 "#;
 
 /// The largest configuration file that is read: 1 MiB.
-pub const MAX_CONFIG_BYTES: u64 = limits::MAX_CONFIG_BYTES;
+pub(crate) const MAX_CONFIG_BYTES: u64 = limits::MAX_CONFIG_BYTES;
 
 /// Top-level system directories refused as records directories (besides `/`
 /// and the home directory), compared after resolving symlinks on both sides.
@@ -73,6 +73,7 @@ const SYSTEM_DIRS: [&str; 21] = [
 
 /// Which records `list` and `watch` show.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ShowSet {
     /// Every record in the directory.
     All,
@@ -125,6 +126,22 @@ pub struct Profile {
     pub show: ShowSet,
 }
 
+impl Profile {
+    /// Loads the configuration `selection` names (or the default file) and
+    /// resolves the profile it picks: `--profile`, `PRESENCE_PROFILE` (as
+    /// the binary passes them in), `default_profile`, `default`; then
+    /// applies `--dir`.
+    pub fn resolve(selection: &Selection, local: &LocalDirs) -> Result<(Profile, ConfigSource)> {
+        resolve(selection, local)
+    }
+
+    /// Every profile of the configuration, each resolved and with `--dir`
+    /// applied: what `refresh --all-profiles` covers.
+    pub fn resolve_all(selection: &Selection, local: &LocalDirs) -> Result<Vec<Profile>> {
+        resolve_all(selection, local)
+    }
+}
+
 /// Where the configuration was read from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConfigSource {
@@ -135,7 +152,9 @@ pub struct ConfigSource {
 }
 
 /// What the user asked for: the flags and environment the binary collected.
+/// `Selection::default()` is the configuration file's default profile.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Selection {
     /// `--config PATH`, else `PRESENCE_CONFIG`.
     pub config: Option<PathBuf>,
@@ -147,7 +166,7 @@ pub struct Selection {
 
 /// A parsed configuration file.
 #[derive(Debug, Clone, Default)]
-pub struct Config {
+pub(crate) struct Config {
     /// `default_profile`.
     pub default_profile: Option<String>,
     /// The `[profiles.NAME]` tables, unresolved.
@@ -157,7 +176,7 @@ pub struct Config {
 /// One `[profiles.NAME]` table as written; unset fields take defaults.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct ProfileSettings {
+pub(crate) struct ProfileSettings {
     /// `dir`.
     pub dir: Option<String>,
     /// `ttl`.
@@ -180,7 +199,7 @@ pub struct ProfileSettings {
 
 /// A duration written as `"90s"` or as a number of seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DurationSetting(pub Duration);
+pub(crate) struct DurationSetting(pub Duration);
 
 impl<'de> Deserialize<'de> for DurationSetting {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -384,7 +403,7 @@ impl Config {
 
 /// Expands a leading `~` to `home` and makes a relative path relative to `base`
 /// (the config file's directory).
-pub fn expand_path(path: &str, home: &Path, base: &Path) -> PathBuf {
+pub(crate) fn expand_path(path: &str, home: &Path, base: &Path) -> PathBuf {
     let p = if path == "~" {
         home.to_path_buf()
     } else if let Some(rest) = path.strip_prefix("~/") {
@@ -498,7 +517,7 @@ fn resolve_existing(path: &Path) -> PathBuf {
 /// disk (`~/link` with `link -> /` is `/`). `expire` deletes files there, and
 /// `doctor` would advise changing its mode. Returns what it is and, when it
 /// differs, where it leads.
-pub fn refused_dir(dir: &Path, home: &Path) -> Option<(String, Option<PathBuf>)> {
+pub(crate) fn refused_dir(dir: &Path, home: &Path) -> Option<(String, Option<PathBuf>)> {
     let lexical = normalize(dir);
     let resolved = resolve_existing(dir);
     let mut refused: Vec<(PathBuf, String)> =
@@ -542,7 +561,7 @@ fn check_dir(
 /// The one resolver: loads the configuration, picks the profile by
 /// `--profile`, `PRESENCE_PROFILE`, `default_profile`, `default`, and applies
 /// `--dir`. Every command goes through here.
-pub fn resolve(selection: &Selection, local: &LocalDirs) -> Result<(Profile, ConfigSource)> {
+pub(crate) fn resolve(selection: &Selection, local: &LocalDirs) -> Result<(Profile, ConfigSource)> {
     let (config, source) = Config::load(selection, local)?;
     let mut profile = config.profile(selection.profile.as_deref(), &source, local)?;
     if let Some(dir) = &selection.dir {
@@ -555,7 +574,7 @@ pub fn resolve(selection: &Selection, local: &LocalDirs) -> Result<(Profile, Con
 
 /// Every profile of the configuration (`default` included), each resolved and
 /// with `--dir` applied: what `refresh --all-profiles` covers.
-pub fn resolve_all(selection: &Selection, local: &LocalDirs) -> Result<Vec<Profile>> {
+pub(crate) fn resolve_all(selection: &Selection, local: &LocalDirs) -> Result<Vec<Profile>> {
     let (config, source) = Config::load(selection, local)?;
     if let Some(dir) = &selection.dir {
         check_dir(dir, &local.home, "--dir".into(), true)?;

@@ -32,7 +32,7 @@ use crate::record::Record;
 /// What decides recency within a group: `updated_at` (missing counts as
 /// oldest), then `seq`, then the file name. Ordered: greater is newer.
 #[derive(Debug, Clone, Copy)]
-pub struct Rank<'a> {
+pub(crate) struct Rank<'a> {
     updated: f64,
     seq: u64,
     file: &'a str,
@@ -78,7 +78,7 @@ impl PartialEq for Rank<'_> {
 impl Eq for Rank<'_> {}
 
 /// Total order of recency: `Greater` means `a` is newer than `b`.
-pub fn newer(a: (&Record, &str), b: (&Record, &str)) -> Ordering {
+pub(crate) fn newer(a: (&Record, &str), b: (&Record, &str)) -> Ordering {
     Rank::of(a.0, a.1).cmp(&Rank::of(b.0, b.1))
 }
 

@@ -12,6 +12,7 @@ use crate::registry::{ListOptions, Registry};
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Status {
     /// Fine.
     Ok,
@@ -130,7 +131,11 @@ fn stignore_has_tmp_line(root: &Path) -> bool {
 
 /// Runs every check on `registry`'s profile at `now`; `config` is the
 /// outcome of loading the configuration (the path and whether it exists).
-pub fn run(registry: &Registry, config: &crate::config::ConfigSource, now: f64) -> Vec<Check> {
+pub(crate) fn run(
+    registry: &Registry,
+    config: &crate::config::ConfigSource,
+    now: f64,
+) -> Vec<Check> {
     let p = registry.profile();
     let dir = &p.dir;
     let mut out = Vec::new();

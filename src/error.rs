@@ -11,6 +11,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in the library.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A filesystem operation failed.
     #[error("cannot {op} {}: {source}", path.display())]
@@ -129,6 +130,7 @@ impl Error {
 
 /// Errors of the configuration file and the profile resolver.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// An explicitly named configuration file does not exist.
     #[error(

@@ -25,13 +25,14 @@ use crate::registry::Registry;
 use crate::store::{Entry, NameKind, Stamp};
 
 /// [`limits::TOMBSTONE_GRACE`] in seconds.
-pub const TOMBSTONE_GRACE: f64 = limits::secs(limits::TOMBSTONE_GRACE);
+pub(crate) const TOMBSTONE_GRACE: f64 = limits::secs(limits::TOMBSTONE_GRACE);
 /// [`limits::TEMP_GRACE`] in seconds.
-pub const TEMP_GRACE: f64 = limits::secs(limits::TEMP_GRACE);
+pub(crate) const TEMP_GRACE: f64 = limits::secs(limits::TEMP_GRACE);
 
 /// Why a file is garbage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Reason {
     /// This device's record, expired, and its owner (if any) is gone.
     OwnExpired,
@@ -74,7 +75,7 @@ pub struct Garbage {
     pub reason: Reason,
     /// The file as judged; deleted only if unchanged.
     #[serde(skip)]
-    pub stamp: Stamp,
+    pub(crate) stamp: Stamp,
     /// For this device's records: the version judged (`instance_id`, `seq`).
     #[serde(skip)]
     pub(crate) own: bool,
@@ -82,7 +83,7 @@ pub struct Garbage {
 
 /// The settings [`decide`] needs.
 #[derive(Debug, Clone, Copy)]
-pub struct Policy {
+pub(crate) struct Policy {
     /// Skew tolerance, seconds.
     pub skew: f64,
     /// Seconds a record must be dead before any device deletes it.
@@ -103,7 +104,7 @@ fn dead_since(e: &Entry, skew: f64) -> f64 {
 /// whether a record's owner still runs (only asked about this device's
 /// records). Losers are listed before winners, so that a winner is only
 /// deleted after the losers that it hides.
-pub fn decide(
+pub(crate) fn decide(
     entries: &[Entry],
     temps: &[(String, Stamp)],
     mine: impl Fn(&Entry) -> bool,
@@ -322,7 +323,6 @@ mod tests {
             file: file.into(),
             kind: store::classify(file),
             ctime,
-            mtime: ctime,
             stamp: Stamp::default(),
             record: r,
         }

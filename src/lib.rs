@@ -7,21 +7,29 @@
 //! arriving, judged on this machine's clock so that devices whose clocks
 //! disagree still agree on who is live.
 //!
+//! The surface is small: a [`Registry`] is one profile's directory;
+//! [`Registry::open`] finds it from the user's configuration (a
+//! [`Selection`] says which profile), [`Registry::new`] takes a [`Profile`]
+//! and [`LocalDirs`] you resolved yourself. Every time is Unix seconds as
+//! `f64`, passed in as `now` (read it with [`unix_now`]): the rules never
+//! read the clock themselves, so they can be tested with any clock.
+//!
+//! # Publish and list
+//!
 //! ```
-//! use presence::{LocalDirs, Registry, PublishRequest, ListOptions, config};
+//! use presence::{ListOptions, LocalDirs, Profile, PublishRequest, Registry, Selection};
 //!
 //! # fn main() -> Result<(), presence::Error> {
-//! let tmp = tempfile::tempdir().unwrap();
+//! # let tmp = tempfile::tempdir().unwrap();
+//! // In a program: `Registry::open(&Selection::default())?`. Here, everything
+//! // lives in a temp dir.
 //! let local = LocalDirs::under(tmp.path());
-//! let (profile, _source) = config::resolve(&config::Selection::default(), &local)?;
+//! let (profile, _source) = Profile::resolve(&Selection::default(), &local)?;
 //! let registry = Registry::new(profile, local).with_host("laptop");
 //!
 //! let now = presence::unix_now();
-//! let req = PublishRequest {
-//!     session_id: "s-42".into(),
-//!     title: Some("Refactor the parser".into()),
-//!     ..PublishRequest::default()
-//! };
+//! let mut req = PublishRequest::new("s-42");
+//! req.title = Some("Refactor the parser".into());
 //! registry.publish(&req, now)?;
 //!
 //! let listing = registry.list(ListOptions::default(), now)?;
@@ -33,33 +41,107 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Keep a record alive while you work
+//!
+//! ```
+//! # use presence::{LocalDirs, Profile, PublishRequest, Registry, Selection};
+//! # fn main() -> Result<(), presence::Error> {
+//! # let tmp = tempfile::tempdir().unwrap();
+//! # let local = LocalDirs::under(tmp.path());
+//! # let (profile, _) = Profile::resolve(&Selection::default(), &local)?;
+//! let registry = Registry::new(profile, local);
+//! let mut req = PublishRequest::new("build-7");
+//! req.status = Some("working".into());
+//! let guard = registry.keep_alive(&req)?;
+//! // ... work; the record is refreshed every min(refresh_interval, ttl / 3) ...
+//! guard.update(|r| r.status = "waiting".into())?;
+//! assert_eq!(guard.record().status, "waiting");
+//! drop(guard); // ends the session: a tombstone every device sees
+//! # Ok(()) }
+//! ```
+//!
+//! # Watch for changes
+//!
+//! ```
+//! # use presence::{Event, LocalDirs, Profile, PublishRequest, Registry, Selection};
+//! # use presence::{WatchOptions, Watcher};
+//! # use std::time::Duration;
+//! # fn main() -> Result<(), presence::Error> {
+//! # let tmp = tempfile::tempdir().unwrap();
+//! # let local = LocalDirs::under(tmp.path());
+//! # let (profile, _) = Profile::resolve(&Selection::default(), &local)?;
+//! let registry = Registry::new(profile, local);
+//! let mut watcher = Watcher::new(registry.clone(), WatchOptions::default(), presence::unix_now())?;
+//! registry.publish(&PublishRequest::new("s-1"), presence::unix_now())?;
+//! let mut events = Vec::new();
+//! while events.is_empty() {
+//!     events = watcher.next_events(Duration::from_secs(5), presence::unix_now)?;
+//! }
+//! assert!(matches!(&events[0], Event::Up(row) if row.record.session_id == "s-1"));
+//! # Ok(()) }
+//! ```
 
 #![deny(missing_docs)]
 
-mod change;
-pub mod config;
-pub mod dedupe;
-pub mod doctor;
-pub mod error;
-pub mod expire;
-mod ledger;
-pub mod lifecycle;
-pub mod limits;
-pub mod liveness;
-pub mod local;
-pub mod owner;
-pub mod record;
-pub mod redact;
-pub mod registry;
-pub mod store;
-pub mod text;
-pub mod watch;
+// Design sections → modules. Each rule lives in exactly one place; three
+// layers: rules (pure, no I/O), mechanics (files, processes, local state),
+// and the front (`Registry`, composing the two; the binary in src/cli only
+// parses, calls, prints and maps one exit-code enum).
+//
+//  §1 Record format ........ record (schema, lenient parser), limits   rules
+//  §2 The directory ........ store (names, scan, conditional replace and
+//                            remove on one dir fd), local (device id,
+//                            the one lock), ledger (lives we published)  mechanics
+//  §3 Liveness ............. liveness                                   rules
+//  §4 Dedupe ............... dedupe (the one streaming reducer of lives) rules
+//  §5 Secret-free .......... redact, text (terminal safety)             rules
+//  §6 Lifecycle ............ registry (publish, list, show, clear),
+//                            change (the one write path), lifecycle
+//                            (refresh, keep-alive guard), owner          front / mechanics
+//  §7 expire ............... expire (decide: rules; apply: front)
+//  §8 watch ................ watch (diff: rules; watcher: front),
+//                            watch::backend (inotify)                   mechanics
+//  §9 Configuration ........ config
+//  §10 CLI ................. src/cli (binary), doctor, error
 
-pub use config::{Profile, Selection};
+mod change;
+mod config;
+mod dedupe;
+mod doctor;
+mod error;
+mod expire;
+mod ledger;
+mod lifecycle;
+pub mod limits;
+mod liveness;
+mod local;
+mod owner;
+mod record;
+mod redact;
+mod registry;
+mod store;
+mod text;
+mod watch;
+
+pub use config::{
+    ConfigSource, EXAMPLE as CONFIG_EXAMPLE, Profile, Selection, ShowSet, parse_duration,
+};
+pub use dedupe::LossReason;
+pub use doctor::{Check, Status};
 pub use error::{ConfigError, Error, Result};
+pub use expire::{ExpireOutcome, Garbage, Reason as GarbageReason};
+pub use lifecycle::{Guard, RefreshOutcome, RefreshStep, StepKind};
+pub use liveness::State;
 pub use local::LocalDirs;
-pub use record::Record;
-pub use registry::{ListOptions, Listing, PublishRequest, Published, Registry, Row};
+pub use record::{ParseError, Record};
+pub use redact::{REDACTED, Redaction, redact_text};
+pub use registry::{
+    ClearOutcome, Cleared, ListOptions, Listing, PublishRequest, Published, Registry, Row,
+};
+pub use store::{SkipReason, Skipped};
+pub use text::terminal_safe;
+pub use watch::{DownReason, Event, MIN_POLL, WatchOptions, WatchStats, Watcher};
 
 /// This machine's clock as Unix seconds. Only callers at the edge (the
 /// binary) read the clock; every rule takes `now` as a parameter.

@@ -33,6 +33,7 @@ use crate::store::{self, Stamp};
 /// What one refresh pass decided for one record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum StepKind {
     /// The owner runs: re-publish with new times and `seq + 1`.
     Refresh,
@@ -228,13 +229,11 @@ impl Registry {
     /// # fn main() -> Result<(), presence::Error> {
     /// # let tmp = tempfile::tempdir().unwrap();
     /// # let local = presence::LocalDirs::under(tmp.path());
-    /// # let (profile, _) = presence::config::resolve(&Default::default(), &local)?;
+    /// # let (profile, _) = presence::Profile::resolve(&Default::default(), &local)?;
     /// let registry = presence::Registry::new(profile, local);
-    /// let guard = registry.keep_alive(&presence::PublishRequest {
-    ///     session_id: "build-7".into(),
-    ///     status: Some("working".into()),
-    ///     ..Default::default()
-    /// })?;
+    /// let mut req = presence::PublishRequest::new("build-7");
+    /// req.status = Some("working".into());
+    /// let guard = registry.keep_alive(&req)?;
     /// // ... work; the record is refreshed every min(refresh_interval, ttl / 3) ...
     /// guard.update(|r| r.status = "waiting".into())?;
     /// assert_eq!(guard.record().status, "waiting");

@@ -18,16 +18,15 @@ use crate::record::Record;
 use crate::limits::{self, secs};
 
 /// Default time to live of a record, in seconds ([`limits::DEFAULT_TTL`]).
-pub const DEFAULT_TTL: f64 = secs(limits::DEFAULT_TTL);
+pub(crate) const DEFAULT_TTL: f64 = secs(limits::DEFAULT_TTL);
 /// Shortest ttl honoured ([`limits::MIN_TTL`]).
-pub const MIN_TTL: f64 = secs(limits::MIN_TTL);
+pub(crate) const MIN_TTL: f64 = secs(limits::MIN_TTL);
 /// Longest ttl honoured ([`limits::MAX_TTL`]).
-pub const MAX_TTL: f64 = secs(limits::MAX_TTL);
-/// Default skew tolerance in seconds ([`limits::DEFAULT_SKEW`]).
-pub const DEFAULT_SKEW: f64 = secs(limits::DEFAULT_SKEW);
+pub(crate) const MAX_TTL: f64 = secs(limits::MAX_TTL);
 
 /// Why a record is or is not live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum State {
     /// Shown.
     Live,
@@ -53,12 +52,12 @@ impl State {
 
 /// The ttl a record claims: `expires_at − updated_at`, clamped to
 /// [[`MIN_TTL`], [`MAX_TTL`]]; [`DEFAULT_TTL`] when either time is missing.
-pub fn record_ttl(record: &Record) -> f64 {
+pub(crate) fn record_ttl(record: &Record) -> f64 {
     ttl_of(record.updated_at, record.expires_at)
 }
 
 /// [`record_ttl`] from the two times.
-pub fn ttl_of(updated_at: Option<f64>, expires_at: Option<f64>) -> f64 {
+pub(crate) fn ttl_of(updated_at: Option<f64>, expires_at: Option<f64>) -> f64 {
     match (updated_at, expires_at) {
         (Some(u), Some(e)) if (e - u).is_finite() => (e - u).clamp(MIN_TTL, MAX_TTL),
         _ => DEFAULT_TTL,
@@ -67,7 +66,7 @@ pub fn ttl_of(updated_at: Option<f64>, expires_at: Option<f64>) -> f64 {
 
 /// Evaluates the liveness rule for a record whose file has `ctime` (seconds,
 /// this machine's clock), at `now`, with `skew` seconds of tolerance.
-pub fn state(record: &Record, ctime: f64, now: f64, skew: f64) -> State {
+pub(crate) fn state(record: &Record, ctime: f64, now: f64, skew: f64) -> State {
     state_of(
         [record.updated_at, record.expires_at, record.ended_at],
         ctime,
@@ -77,7 +76,7 @@ pub fn state(record: &Record, ctime: f64, now: f64, skew: f64) -> State {
 }
 
 /// [`state`] from the record's `[updated_at, expires_at, ended_at]`.
-pub fn state_of(times: [Option<f64>; 3], ctime: f64, now: f64, skew: f64) -> State {
+pub(crate) fn state_of(times: [Option<f64>; 3], ctime: f64, now: f64, skew: f64) -> State {
     let [updated_at, expires_at, ended_at] = times;
     if ended_at.is_some() {
         return State::Ended;
@@ -97,7 +96,7 @@ pub fn state_of(times: [Option<f64>; 3], ctime: f64, now: f64, skew: f64) -> Sta
 /// When a live record stops being live (this machine's clock): the earlier of
 /// `ctime + ttl` and `expires_at + skew`. `None` for tombstones and records
 /// without `expires_at`.
-pub fn deadline(record: &Record, ctime: f64, skew: f64) -> Option<f64> {
+pub(crate) fn deadline(record: &Record, ctime: f64, skew: f64) -> Option<f64> {
     if record.ended_at.is_some() {
         return None;
     }
@@ -117,7 +116,7 @@ mod tests {
     }
 
     const NOW: f64 = 1_000_000.0;
-    const SKEW: f64 = DEFAULT_SKEW;
+    const SKEW: f64 = secs(crate::limits::DEFAULT_SKEW);
 
     #[test]
     fn liveness_table() {

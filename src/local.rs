@@ -125,7 +125,7 @@ impl LocalDirs {
     /// sha256(`dir`, a 0 byte, `file`). The path must be canonical because
     /// the lock is only as good as the agreement on its name: `/x`, `/x/`
     /// and a symlink to `/x` are one directory and must be one lock.
-    pub fn lock_file(&self, dir: &Path, file: &str) -> PathBuf {
+    pub(crate) fn lock_file(&self, dir: &Path, file: &str) -> PathBuf {
         let mut key = dir.as_os_str().as_encoded_bytes().to_vec();
         key.push(0);
         key.extend_from_slice(file.as_bytes());
@@ -137,7 +137,7 @@ impl LocalDirs {
     /// Takes the per-record advisory lock on [`LocalDirs::lock_file`]
     /// (blocking); released when the guard drops. `dir` is the canonical
     /// path of the presence directory.
-    pub fn lock(&self, dir: &Path, file: &str) -> Result<RecordLock> {
+    pub(crate) fn lock(&self, dir: &Path, file: &str) -> Result<RecordLock> {
         let path = self.lock_file(dir, file);
         if let Some(parent) = path.parent() {
             make_private_dir(parent)?;
@@ -156,7 +156,7 @@ impl LocalDirs {
 
 /// A held per-record lock.
 #[derive(Debug)]
-pub struct RecordLock {
+pub(crate) struct RecordLock {
     _file: File,
 }
 
@@ -177,7 +177,7 @@ pub(crate) fn make_private_dir(dir: &Path) -> Result<()> {
 }
 
 /// This machine's hostname (lossy UTF-8).
-pub fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     gethostname::gethostname().to_string_lossy().into_owned()
 }
 

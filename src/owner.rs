@@ -13,7 +13,7 @@
 
 /// What is known about an owner process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OwnerState {
+pub(crate) enum OwnerState {
     /// The process runs and is the one recorded.
     Alive,
     /// No such process, a zombie, or the pid now belongs to another process.
@@ -22,7 +22,7 @@ pub enum OwnerState {
 
 /// Facts about a running process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProcessInfo {
+pub(crate) struct ProcessInfo {
     /// Start time, comparable only with other values from this function.
     pub start: u64,
     /// Whether it has exited and waits to be reaped.
@@ -32,7 +32,7 @@ pub struct ProcessInfo {
 /// The start time and state of process `pid`, or `None` if it does not exist
 /// (or the platform cannot say).
 #[cfg(target_os = "linux")]
-pub fn process_info(pid: u32) -> Option<ProcessInfo> {
+pub(crate) fn process_info(pid: u32) -> Option<ProcessInfo> {
     if pid == 0 {
         return None;
     }
@@ -51,7 +51,7 @@ pub fn process_info(pid: u32) -> Option<ProcessInfo> {
 /// The start time and state of process `pid`, or `None` if it does not exist.
 #[cfg(target_os = "macos")]
 #[allow(unsafe_code)]
-pub fn process_info(pid: u32) -> Option<ProcessInfo> {
+pub(crate) fn process_info(pid: u32) -> Option<ProcessInfo> {
     let pid = libc::c_int::try_from(pid).ok().filter(|&p| p > 0)?;
     let size = std::mem::size_of::<libc::proc_bsdinfo>() as libc::c_int;
     // SAFETY: proc_bsdinfo is plain old data, so all-zero bytes are a valid
@@ -78,12 +78,12 @@ pub fn process_info(pid: u32) -> Option<ProcessInfo> {
 
 /// Other platforms cannot tell a process's start time: owners are unsupported.
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
-pub fn process_info(_pid: u32) -> Option<ProcessInfo> {
+pub(crate) fn process_info(_pid: u32) -> Option<ProcessInfo> {
     None
 }
 
 /// Whether the owner recorded as (`pid`, `start`) still runs.
-pub fn owner_state(pid: u32, start: u64) -> OwnerState {
+pub(crate) fn owner_state(pid: u32, start: u64) -> OwnerState {
     match process_info(pid) {
         Some(info) if !info.zombie && info.start == start => OwnerState::Alive,
         _ => OwnerState::Dead,

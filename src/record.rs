@@ -18,7 +18,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 /// The schema version this crate writes and understands.
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 pub use crate::limits::{
     MAX_FILE_BYTES, MAX_METADATA_ENTRIES, MAX_METADATA_KEY_BYTES, MAX_STRING_BYTES, MAX_TITLE_CHARS,
 };
@@ -104,6 +104,7 @@ fn default_version() -> u32 {
 
 /// Why a file's contents are not a usable record.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ParseError {
     /// Not JSON, or not a JSON object.
     Json(String),
@@ -297,7 +298,7 @@ impl Record {
 /// (a duplicate key, a bad escape, invalid UTF-8 or an out-of-range number
 /// fails both alike), and merely borrows or checks what it does not keep.
 #[derive(Debug, Deserialize)]
-pub struct Probe<'a> {
+pub(crate) struct Probe<'a> {
     #[serde(default, borrow, deserialize_with = "lenient::cow")]
     profile: Cow<'a, str>,
     #[serde(default, borrow, deserialize_with = "lenient::cow")]

@@ -270,7 +270,8 @@ const SHAPES: &[Shape] = &[
 /// Number of credential rules: the token formats plus the rules that read
 /// structure (PEM blocks, URLs, scp addresses, `Authorization`, bearer
 /// tokens, `curl -u`, secret options, named assignments).
-pub fn shape_count() -> usize {
+#[cfg(test)]
+fn shape_count() -> usize {
     const { assert!(SHAPES.len() <= 64, "one gate bit per shape") };
     SHAPES.len() + 8
 }
@@ -438,12 +439,6 @@ fn gates(text: &str) -> Gates {
     g
 }
 
-/// A cheap test that is true for every text a rule may change (and for some
-/// more).
-pub fn may_hold_secret(text: &str) -> bool {
-    gates(text).any()
-}
-
 fn compile(pattern: &str) -> Regex {
     // The patterns are constants covered by tests; a failure here is a bug in
     // this file, found by the first test that redacts anything.
@@ -492,7 +487,7 @@ pub fn redact_text(text: &str) -> (String, Vec<&'static str>) {
 /// and credential query, fragment and matrix parameters are removed (the
 /// rest of a fragment, `#L42`, is kept); then the text rules apply. Returns
 /// the kinds removed.
-pub fn redact_endpoint(endpoint: &str) -> (String, Vec<&'static str>) {
+pub(crate) fn redact_endpoint(endpoint: &str) -> (String, Vec<&'static str>) {
     redact_with(endpoint, Mode::Remove, gates(endpoint))
 }
 
@@ -882,7 +877,7 @@ const STRONG_WORDS: &[&str] = &["password", "passwd", "passphrase", "secret"];
 /// secret: `password`, `DB_PASS`, `api_key`, `githubToken`, `ssh_key`,
 /// `sessionid`, `Set-Cookie`, `AWS_SECRET_ACCESS_KEY` — but not `max_tokens`,
 /// `primary_key`, `public_key` or `password_reset_url`.
-pub fn is_secret_key(name: &str) -> bool {
+pub(crate) fn is_secret_key(name: &str) -> bool {
     name_strength(name).is_some()
 }
 
@@ -967,7 +962,7 @@ const PARAM_WORDS: &[&str] = &["token", "secret", "password", "signature", "cred
 /// a secret name ([`is_secret_key`]), one of `t`, `sid`, `sig`, `code`,
 /// `key`, `auth`, `ticket`, `session`, …, or a name with `token`, `secret`,
 /// `signature` or `credential` in it (`X-Amz-Signature`, `id_token_hint`).
-pub fn is_credential_param(name: &str) -> bool {
+pub(crate) fn is_credential_param(name: &str) -> bool {
     if is_secret_key(name) || PARAM_NAMES.iter().any(|p| name.eq_ignore_ascii_case(p)) {
         return true;
     }
@@ -1350,7 +1345,7 @@ fn redact_assignments(text: &str) -> Option<String> {
 /// `instance_id`) that redaction would change, with the kind of credential it
 /// looks like. Ids are never rewritten on publish: a mangled id is worse than
 /// none, so a credential-shaped one is refused instead.
-pub fn credential_in_id(record: &Record) -> Option<Redaction> {
+pub(crate) fn credential_in_id(record: &Record) -> Option<Redaction> {
     [
         ("session_id", &record.session_id),
         ("session_key", &record.session_key),
@@ -1370,7 +1365,7 @@ pub fn credential_in_id(record: &Record) -> Option<Redaction> {
 /// returns what was removed. Running it twice reports nothing the second
 /// time. The id fields are redacted too, as they must be for display; a
 /// publish refuses credential-shaped ids before it gets here.
-pub fn redact_record(record: &mut Record) -> Vec<Redaction> {
+pub(crate) fn redact_record(record: &mut Record) -> Vec<Redaction> {
     let mut found = Vec::new();
     for (field, value) in record.string_fields_mut() {
         let (clean, kinds) = if field == "endpoint" {

@@ -22,6 +22,7 @@ use crate::store::{self, Entry, NameKind, Skipped};
 
 /// What a publish says about a session; everything else is stamped by the registry.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct PublishRequest {
     /// Runtime session id (required).
     pub session_id: String,
@@ -53,6 +54,16 @@ pub struct PublishRequest {
     pub strict: bool,
 }
 
+impl PublishRequest {
+    /// A request for session `session_id`, everything else at its default.
+    pub fn new(session_id: impl Into<String>) -> Self {
+        PublishRequest {
+            session_id: session_id.into(),
+            ..PublishRequest::default()
+        }
+    }
+}
+
 /// The outcome of a publish.
 #[derive(Debug, Clone)]
 pub struct Published {
@@ -68,6 +79,7 @@ pub struct Published {
 
 /// What `list` includes.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct ListOptions {
     /// Also groups whose newest record is not live (marked `live: false`).
     pub include_expired: bool,
@@ -207,6 +219,33 @@ impl Registry {
             local,
             host: local::hostname(),
         }
+    }
+
+    /// The common case: this user's local directories and configuration
+    /// file, and the profile `selection` picks (see [`Profile::resolve`]).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), presence::Error> {
+    /// let registry = presence::Registry::open(&presence::Selection::default())?;
+    /// for row in registry.list(presence::ListOptions::default(), presence::unix_now())?.rows {
+    ///     println!("{} {}", row.record.session_id, row.record.status);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn open(selection: &crate::config::Selection) -> Result<Registry> {
+        let local = LocalDirs::from_env()?;
+        let (profile, _) = crate::config::resolve(selection, &local)?;
+        Ok(Registry::new(profile, local))
+    }
+
+    /// Runs every `doctor` check of this profile at `now`; `config` is
+    /// where its configuration came from.
+    pub fn doctor(
+        &self,
+        config: &crate::config::ConfigSource,
+        now: f64,
+    ) -> Vec<crate::doctor::Check> {
+        crate::doctor::run(self, config, now)
     }
 
     /// Overrides the hostname stamped into records (tests, embedding).
@@ -476,7 +515,6 @@ impl Registry {
                 file: &winner.file,
                 kind: k.kind,
                 ctime: k.stamp.ctime(),
-                mtime: k.stamp.mtime(),
                 stamp: k.stamp,
                 bytes: &k.bytes,
             };

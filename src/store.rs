@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::record::{MAX_FILE_BYTES, ParseError, Record};
 
 /// Longest reduced id part of a file name, in bytes (before the hash suffix).
-pub const MAX_ID_BYTES: usize = 100;
+pub(crate) const MAX_ID_BYTES: usize = 100;
 
 /// Base names Windows reserves whatever follows the first dot (`con.x.json`
 /// cannot be created on a Windows share, so it would never sync).
@@ -32,14 +32,14 @@ const WINDOWS_RESERVED: [&str; 22] = [
 ];
 
 /// Reduces a session id for use in a file name (see [`file_name`]).
-pub fn reduce_id(id: &str) -> String {
+pub(crate) fn reduce_id(id: &str) -> String {
     reduce(id, false)
 }
 
 /// Reduces an instance id for use in a file name: as [`reduce_id`], and dots
 /// become `_` too, so that the first dot of a record name always ends the
 /// instance part (`a.b` + `c` and `a` + `b.c` must not share `a.b.c.json`).
-pub fn reduce_instance_id(id: &str) -> String {
+pub(crate) fn reduce_instance_id(id: &str) -> String {
     reduce(id, true)
 }
 
@@ -109,7 +109,7 @@ fn ends_like_hash(s: &str) -> bool {
 /// [`classify`] always calls it a [`NameKind::Record`], and distinct
 /// `(instance, session)` pairs give names that differ even under ASCII case
 /// folding (short of a collision of the 32-bit hash suffix). At most 224 bytes.
-pub fn file_name(instance_id: &str, session_id: &str) -> String {
+pub(crate) fn file_name(instance_id: &str, session_id: &str) -> String {
     format!(
         "{}.{}.json",
         reduce_instance_id(instance_id),
@@ -119,7 +119,7 @@ pub fn file_name(instance_id: &str, session_id: &str) -> String {
 
 /// The sync engine a file name points to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Engine {
+pub(crate) enum Engine {
     /// Syncthing.
     Syncthing,
     /// Dropbox.
@@ -147,7 +147,7 @@ impl Engine {
 
 /// What a directory entry's name says it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NameKind {
+pub(crate) enum NameKind {
     /// `<instance>.<session>.json`: a record.
     Record,
     /// A sync engine's conflict copy of a record; parsed like a record.
@@ -163,7 +163,7 @@ pub enum NameKind {
 }
 
 /// Classifies a file name (see the module docs of the directory rules).
-pub fn classify(name: &str) -> NameKind {
+pub(crate) fn classify(name: &str) -> NameKind {
     if let Some(rest) = name.strip_prefix('.') {
         if rest.starts_with("syncthing.") && rest.ends_with(".tmp") {
             return NameKind::SyncTemp(Engine::Syncthing);
@@ -233,7 +233,7 @@ fn is_own_temp(rest: &str) -> bool {
 /// device, inode, size, change and modification times), not one that took
 /// its place; a watcher re-reads only files whose stamp changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     /// Device of the file system.
     pub dev: u64,
     /// Inode number (a rewrite by rename is a new one).
@@ -269,24 +269,17 @@ impl Stamp {
     pub fn ctime(&self) -> f64 {
         secs(self.ctime_s, self.ctime_ns)
     }
-
-    /// The modification time as Unix seconds.
-    pub fn mtime(&self) -> f64 {
-        secs(self.mtime_s, self.mtime_ns)
-    }
 }
 
 /// A record file read from the directory.
 #[derive(Debug, Clone)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// File name within the directory.
     pub file: String,
     /// Record or conflict copy.
     pub kind: NameKind,
     /// Change time on this machine (Unix seconds): when the file last arrived or changed here.
     pub ctime: f64,
-    /// Modification time (Unix seconds), as set by the writer or the sync engine.
-    pub mtime: f64,
     /// The file as it was read.
     pub stamp: Stamp,
     /// The parsed record.
@@ -295,6 +288,7 @@ pub struct Entry {
 
 /// Why a directory entry was not read as a record.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum SkipReason {
     /// The name is not valid UTF-8.
     NameNotUtf8,
@@ -306,8 +300,8 @@ pub enum SkipReason {
     Unparseable(ParseError),
     /// It could not be opened or read.
     Unreadable(String),
-    /// A temp or placeholder file, not a record.
-    Temp(NameKind),
+    /// A temp or placeholder file, not a record (what kind, in words).
+    Temp(String),
 }
 
 impl std::fmt::Display for SkipReason {
@@ -318,9 +312,7 @@ impl std::fmt::Display for SkipReason {
             SkipReason::TooLarge(n) => write!(f, "{n} bytes, larger than {MAX_FILE_BYTES}"),
             SkipReason::Unparseable(e) => e.fmt(f),
             SkipReason::Unreadable(e) => write!(f, "cannot read: {e}"),
-            SkipReason::Temp(NameKind::OwnTemp) => f.write_str("temp file of an interrupted write"),
-            SkipReason::Temp(NameKind::SyncTemp(e)) => write!(f, "{} temp file", e.as_str()),
-            SkipReason::Temp(_) => f.write_str("temp file"),
+            SkipReason::Temp(what) => f.write_str(what),
         }
     }
 }
@@ -336,7 +328,7 @@ pub struct Skipped {
 
 /// The result of scanning a directory.
 #[derive(Debug, Default)]
-pub struct Scan {
+pub(crate) struct Scan {
     /// Whether the directory exists.
     pub exists: bool,
     /// Records and conflict copies that parsed.
@@ -446,7 +438,6 @@ impl DirHandle {
             file: name,
             kind,
             ctime: stamp.ctime(),
-            mtime: stamp.mtime(),
             stamp,
             bytes: buf,
         };
@@ -456,15 +447,13 @@ impl DirHandle {
 
 /// A record file as read, not yet parsed.
 #[derive(Debug, Clone, Copy)]
-pub struct Raw<'a> {
+pub(crate) struct Raw<'a> {
     /// File name within the directory.
     pub file: &'a str,
     /// Record or conflict copy.
     pub kind: NameKind,
     /// Change time on this machine (Unix seconds).
     pub ctime: f64,
-    /// Modification time (Unix seconds).
-    pub mtime: f64,
     /// The file as it was read.
     pub stamp: Stamp,
     /// The contents.
@@ -479,7 +468,6 @@ impl Raw<'_> {
             file: self.file.to_owned(),
             kind: self.kind,
             ctime: self.ctime,
-            mtime: self.mtime,
             stamp: self.stamp,
             record,
         })
@@ -489,7 +477,8 @@ impl Raw<'_> {
 /// Reads one record file of the directory at `dir` (symlinks in `dir`
 /// followed, as its caller named it). `Ok(None)` when it or the directory is
 /// missing.
-pub fn read_entry(dir: &Path, file: &str) -> Result<Option<Entry>, SkipReason> {
+#[cfg(test)]
+pub(crate) fn read_entry(dir: &Path, file: &str) -> Result<Option<Entry>, SkipReason> {
     match Dir::open_path(dir) {
         Ok(d) => d.read_entry(file),
         Err(e) => Err(SkipReason::Unreadable(e.to_string())),
@@ -498,7 +487,7 @@ pub fn read_entry(dir: &Path, file: &str) -> Result<Option<Entry>, SkipReason> {
 
 /// What a scan found besides the records it handed to the visitor.
 #[derive(Debug, Default)]
-pub struct ScanReport {
+pub(crate) struct ScanReport {
     /// Whether the directory exists.
     pub exists: bool,
     /// Entries passed over, and why.
@@ -510,12 +499,6 @@ pub struct ScanReport {
 /// Below this many candidate files a scan stays on one thread.
 const PARALLEL_FROM: usize = 1024;
 
-/// Scans the directory at `dir` (symlinks in `dir` followed, as its caller
-/// named it) into a list of every record; see [`Dir::scan_fold`].
-pub fn scan(dir: &Path) -> Result<Scan> {
-    Dir::open_path(dir)?.scan()
-}
-
 /// The presence directory of a registry: the path as configured, resolved
 /// once to a path without symlinks — when the registry is made, or on first
 /// use if the directory did not exist yet. A symlinked directory the user
@@ -523,7 +506,7 @@ pub fn scan(dir: &Path) -> Result<Scan> {
 /// that is swapped for a symlink afterwards is not followed: opening it
 /// fails (see [`Dir::open_resolved`]).
 #[derive(Debug, Clone)]
-pub struct SharedDir {
+pub(crate) struct SharedDir {
     configured: PathBuf,
     resolved: Arc<OnceLock<PathBuf>>,
 }
@@ -539,11 +522,6 @@ impl SharedDir {
             configured: configured.to_path_buf(),
             resolved: Arc::new(resolved),
         }
-    }
-
-    /// The resolved path, once known.
-    pub fn resolved(&self) -> Option<&Path> {
-        self.resolved.get().map(PathBuf::as_path)
     }
 
     /// Opens the directory for one operation (a missing one gives an empty
@@ -567,7 +545,7 @@ impl SharedDir {
 /// missing). Scans, reads, writes and removals all happen relative to the fd,
 /// so they stay in the directory that was opened whatever happens to its path
 /// meanwhile.
-pub struct Dir {
+pub(crate) struct Dir {
     handle: Option<DirHandle>,
     path: PathBuf,
     /// Whether `path` is the resolved path (opened by [`Dir::open_resolved`]).
@@ -876,7 +854,11 @@ impl Dir {
                     }
                     report.skipped.push(Skipped {
                         file: name.to_owned(),
-                        reason: SkipReason::Temp(kind),
+                        reason: SkipReason::Temp(match kind {
+                            NameKind::OwnTemp => "temp file of an interrupted write".into(),
+                            NameKind::SyncTemp(e) => format!("{} temp file", e.as_str()),
+                            _ => "temp file".into(),
+                        }),
                     });
                     continue;
                 }
@@ -905,7 +887,6 @@ impl Dir {
                             file: name,
                             kind: *kind,
                             ctime: stamp.ctime(),
-                            mtime: stamp.mtime(),
                             stamp,
                             bytes: &buf,
                         };
@@ -967,6 +948,7 @@ impl Dir {
     /// to the directory's fd. Readers see the old file or the new one, never
     /// a torn one. On failure the temp file is removed and the old file is
     /// untouched.
+    #[cfg(test)]
     pub fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<()> {
         self.write_atomic_if(name, bytes, |_| true).map(|_| ())
     }
@@ -1042,7 +1024,7 @@ impl Dir {
 
 /// The outcome of reading one file with [`Dir::read_each`]: its stamp and
 /// contents, `Ok(None)` when it vanished, or why it is not a record.
-pub type ReadOutcome<'a> = Result<Option<(Stamp, &'a [u8])>, SkipReason>;
+pub(crate) type ReadOutcome<'a> = Result<Option<(Stamp, &'a [u8])>, SkipReason>;
 
 /// Runs `work` on chunks of `items`: on one thread below [`PARALLEL_FROM`]
 /// items, else on up to `available_parallelism` (at most 8) threads.
@@ -1111,7 +1093,7 @@ fn random_suffix() -> String {
 
 /// Creates `dir` (and missing parents) with mode 0700. An existing directory
 /// is left as it is; an existing non-directory is an error that says so.
-pub fn ensure_dir(dir: &Path) -> Result<()> {
+pub(crate) fn ensure_dir(dir: &Path) -> Result<()> {
     match fs::metadata(dir) {
         Ok(m) if m.is_dir() => return Ok(()),
         Ok(_) => {
@@ -1501,8 +1483,8 @@ mod tests {
         fs::create_dir(base.join("real")).unwrap();
         std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
         let shared = SharedDir::new(&base.join("link"));
-        assert_eq!(shared.resolved(), Some(base.join("real").as_path()));
         let dir = shared.open().unwrap();
+        assert_eq!(dir.canonical(), Some(base.join("real").as_path()));
         dir.write_atomic("h.s.json", b"{}").unwrap();
         assert!(base.join("real/h.s.json").exists());
     }

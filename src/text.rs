@@ -51,7 +51,7 @@ const INVISIBLE: &[(char, char)] = &[
 /// Whether `c` must not reach a terminal as itself: C0 and C1 controls, DEL,
 /// and the invisible or reordering characters (bidi controls, zero-width and
 /// other invisible format characters).
-pub fn is_unsafe_char(c: char) -> bool {
+pub(crate) fn is_unsafe_char(c: char) -> bool {
     c.is_control() || (c > '\u{ff}' || c == '\u{ad}') && invisible(c)
 }
 
@@ -100,7 +100,7 @@ pub fn terminal_safe(s: &str) -> Cow<'_, str> {
 
 /// The first `n` characters of `s` (all of it if shorter): a cut that can
 /// never split a character, for text from the directory.
-pub fn prefix_chars(s: &str, n: usize) -> &str {
+pub(crate) fn prefix_chars(s: &str, n: usize) -> &str {
     match s.char_indices().nth(n) {
         Some((end, _)) => &s[..end],
         None => s,

@@ -59,6 +59,7 @@ use backend::{Backend, Msg};
 /// Why a session left the live set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum DownReason {
     /// Its newest record is a tombstone, or its file was deleted.
     Cleared,
@@ -70,6 +71,7 @@ pub enum DownReason {
 
 /// A change of the live set.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Event {
     /// A session became live.
     Up(Row),
@@ -111,13 +113,14 @@ impl Event {
 /// A dedupe group's key, as the reducer makes it ([`dedupe::group_id`]).
 type Key = Box<str>;
 
+#[cfg(test)]
 fn key(row: &Row) -> Key {
     dedupe::group_id(row.record.group_key())
 }
 
 /// The live set and, for reasons of departure, every group's winner.
 #[derive(Debug, Clone, Default)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// Live groups by key.
     pub live: BTreeMap<Key, Row>,
     /// Every group's winner (live or not) by key.
@@ -134,6 +137,7 @@ struct Winner {
 impl Snapshot {
     /// Builds a snapshot from listed rows (`--include-expired` gives every
     /// group's winner; with `--all`, losers carry `superseded_by` and are skipped).
+    #[cfg(test)]
     pub fn from_rows(rows: Vec<Row>) -> Self {
         let mut s = Snapshot::default();
         for row in rows.into_iter().filter(|r| r.superseded_by.is_none()) {
@@ -150,6 +154,7 @@ impl Snapshot {
     }
 
     /// The live rows, newest first (as `list` orders them).
+    #[cfg(test)]
     pub fn rows(&self) -> Vec<Row> {
         let mut rows: Vec<Row> = self.live.values().cloned().collect();
         newest_first(&mut rows);
@@ -157,6 +162,7 @@ impl Snapshot {
     }
 
     /// The earliest time (this machine's clock) at which a live row expires.
+    #[cfg(test)]
     pub fn next_deadline(&self, now: f64) -> Option<f64> {
         self.live
             .values()
@@ -216,7 +222,7 @@ fn new_life(before: &Row, after: &Row) -> bool {
 }
 
 /// The events that turn `old` into `new` (pure).
-pub fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
+pub(crate) fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
     let mut events = Vec::new();
     for (k, before) in &old.live {
         match new.live.get(k) {
@@ -277,6 +283,7 @@ pub const MIN_POLL: Duration = crate::limits::MIN_POLL;
 
 /// How a [`Watcher`] watches.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct WatchOptions {
     /// Rescan at this interval instead of listening for native events (at
     /// least [`MIN_POLL`]).
@@ -489,6 +496,11 @@ impl Watcher {
     /// the first snapshot at `now`.
     pub fn new(registry: Registry, opts: WatchOptions, now: f64) -> Result<Self> {
         let dir = registry.profile().dir.clone();
+        if registry.profile().dir_is_default && !dir.exists() {
+            // The built-in directory is this device's own: make it, so a
+            // watch started before the first publish sees that publish.
+            crate::store::ensure_dir(&dir)?;
+        }
         if !dir.is_dir() {
             return Err(Error::io(
                 "watch",
@@ -789,7 +801,6 @@ impl Watcher {
             file: name,
             kind: store::classify(name),
             ctime: stamp.ctime(),
-            mtime: stamp.mtime(),
             stamp,
             bytes,
         };

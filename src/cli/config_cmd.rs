@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
-use presence::config::{self, ShowSet};
+use presence::{Profile, ShowSet};
 
 use super::{Ctx, Exit};
 
@@ -40,7 +40,7 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
         }
         Action::Show => {
             let (p, source) =
-                config::resolve(&sel, &ctx.local).context("cannot load the configuration")?;
+                Profile::resolve(&sel, &ctx.local).context("cannot load the configuration")?;
             let from = if source.exists {
                 source.path.display().to_string()
             } else {
@@ -67,8 +67,8 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
             writeln!(out, "strict = {}", p.strict)?;
             writeln!(out, "label = {}", q(&p.label))?;
             let show = match &p.show {
-                ShowSet::All => q("*"),
                 ShowSet::Labels(l) => l.iter().map(|s| q(s)).collect::<Vec<_>>().join(", "),
+                _ => q("*"),
             };
             writeln!(out, "show = [{show}]")?;
         }
@@ -88,7 +88,7 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
                 .create_new(true)
                 .open(&path)
                 .with_context(|| format!("cannot create {}", path.display()))?;
-            f.write_all(config::EXAMPLE.as_bytes())
+            f.write_all(presence::CONFIG_EXAMPLE.as_bytes())
                 .with_context(|| format!("cannot write {}", path.display()))?;
             if !ctx.global.quiet {
                 writeln!(out, "wrote {}", path.display())?;

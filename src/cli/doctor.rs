@@ -3,8 +3,7 @@
 use std::io::Write;
 
 use clap::Args;
-use presence::doctor::{self, Check, Status};
-use presence::{Registry, config};
+use presence::{Check, Profile, Registry, Status};
 
 use super::{Ctx, Exit, safe};
 
@@ -16,10 +15,10 @@ pub struct DoctorArgs {
 }
 
 pub fn run(ctx: &Ctx, args: DoctorArgs) -> anyhow::Result<Exit> {
-    let checks = match config::resolve(&ctx.selection(), &ctx.local) {
+    let checks = match Profile::resolve(&ctx.selection(), &ctx.local) {
         Ok((profile, source)) => {
             let registry = Registry::new(profile, ctx.local.clone());
-            doctor::run(&registry, &source, presence::unix_now())
+            registry.doctor(&source, presence::unix_now())
         }
         Err(e) => vec![Check {
             check: "config",
@@ -37,7 +36,7 @@ pub fn run(ctx: &Ctx, args: DoctorArgs) -> anyhow::Result<Exit> {
             let (mark, style) = match c.status {
                 Status::Ok => ("ok  ", "\x1b[32m"),
                 Status::Warn => ("warn", "\x1b[33m"),
-                Status::Fail => ("FAIL", "\x1b[31m"),
+                _ => ("FAIL", "\x1b[31m"),
             };
             let mark = if color {
                 format!("{style}{mark}\x1b[0m")

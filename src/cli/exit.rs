@@ -76,7 +76,8 @@ pub fn of_error(err: &anyhow::Error) -> Exit {
     Exit::Failure
 }
 
-// Exhaustive on purpose: a new error variant must be given a status here.
+// The library's errors are `#[non_exhaustive]`: a variant added later is a
+// runtime failure until it is given a status here.
 fn of_library(e: &Error) -> Exit {
     match e {
         Error::Refused { .. } | Error::CredentialId { .. } => Exit::Refused,
@@ -87,6 +88,7 @@ fn of_library(e: &Error) -> Exit {
         | Error::NoHome { .. }
         | Error::Ended { .. }
         | Error::DirectoryReplaced { .. } => Exit::Failure,
+        _ => Exit::Failure,
     }
 }
 
@@ -109,6 +111,7 @@ fn of_config(e: &ConfigError) -> Exit {
         | ConfigError::Parse { .. }
         | ConfigError::Invalid { .. }
         | ConfigError::Unusable { .. } => Exit::Failure,
+        _ => Exit::Failure,
     }
 }
 

@@ -4,8 +4,7 @@ use std::io::Write;
 
 use anyhow::Context as _;
 use clap::Args;
-use presence::store::Skipped;
-use presence::{ListOptions, Registry, Row};
+use presence::{ListOptions, Registry, Row, Skipped};
 
 use super::{Ctx, Exit, output};
 
@@ -137,11 +136,10 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<Exit> {
         return super::watch::list_watch(ctx, args.all_profiles, |r| args.keeps(r));
     }
     let registry = ctx.registry()?;
-    let opts = ListOptions {
-        include_expired: args.include_expired,
-        all: args.all,
-        all_profiles: args.all_profiles,
-    };
+    let mut opts = ListOptions::default();
+    opts.include_expired = args.include_expired;
+    opts.all = args.all;
+    opts.all_profiles = args.all_profiles;
     let template = args
         .format
         .as_deref()

@@ -23,8 +23,8 @@ use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 pub use exit::Exit;
 /// Every human-facing string from the directory passes this before printing.
-pub use presence::text::terminal_safe as safe;
-use presence::{LocalDirs, Profile, Registry, Selection, config};
+pub use presence::terminal_safe as safe;
+use presence::{LocalDirs, Profile, Registry, Selection};
 
 /// See each other's live sessions through a shared, synced directory.
 #[derive(Debug, Parser)]
@@ -107,16 +107,16 @@ pub struct Ctx {
 
 impl Ctx {
     pub fn selection(&self) -> Selection {
-        Selection {
-            config: self.global.config.clone(),
-            profile: self.global.profile.clone(),
-            dir: self.global.dir.clone(),
-        }
+        let mut s = Selection::default();
+        s.config = self.global.config.clone();
+        s.profile = self.global.profile.clone();
+        s.dir = self.global.dir.clone();
+        s
     }
 
     /// Resolves the profile through the one resolver.
     pub fn profile(&self) -> anyhow::Result<Profile> {
-        let (profile, _) = config::resolve(&self.selection(), &self.local)
+        let (profile, _) = Profile::resolve(&self.selection(), &self.local)
             .context("cannot load the configuration")?;
         Ok(profile)
     }

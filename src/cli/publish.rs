@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
-use presence::{PublishRequest, config};
+use presence::PublishRequest;
 
 use super::{Ctx, Exit, UsageError};
 
@@ -74,7 +74,7 @@ fn parse_meta(s: &str) -> Result<(String, String), String> {
 }
 
 fn parse_ttl(s: &str) -> Result<Duration, String> {
-    config::parse_duration(s)
+    presence::parse_duration(s)
 }
 
 impl PublishArgs {
@@ -85,22 +85,21 @@ impl PublishArgs {
                 return Err(UsageError(format!("--meta {k}=… given twice")));
             }
         }
-        Ok(PublishRequest {
-            session_id: self.session.clone(),
-            session_key: self.key.clone(),
-            status: self.status.clone(),
-            title: self.title.clone(),
-            model: self.model.clone(),
-            cwd: self.cwd.clone(),
-            client: self.client.clone(),
-            source: self.source.clone(),
-            endpoint: self.endpoint.clone(),
-            metadata,
-            ttl: self.ttl,
-            owner_pid: self.owner_pid,
-            instance_id: self.instance.clone(),
-            strict: self.strict,
-        })
+        let mut req = PublishRequest::new(self.session.clone());
+        req.session_key = self.key.clone();
+        req.status = self.status.clone();
+        req.title = self.title.clone();
+        req.model = self.model.clone();
+        req.cwd = self.cwd.clone();
+        req.client = self.client.clone();
+        req.source = self.source.clone();
+        req.endpoint = self.endpoint.clone();
+        req.metadata = metadata;
+        req.ttl = self.ttl;
+        req.owner_pid = self.owner_pid;
+        req.instance_id = self.instance.clone();
+        req.strict = self.strict;
+        Ok(req)
     }
 }
 
@@ -115,7 +114,7 @@ pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<Exit> {
             // The id may be the very credential the publish was refused for.
             format!(
                 "cannot publish session '{}' in {}",
-                presence::redact::redact_text(&req.session_id).0,
+                presence::redact_text(&req.session_id).0,
                 dir.display()
             )
         })?;

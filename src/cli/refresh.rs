@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
-use presence::lifecycle::RefreshOutcome;
-use presence::{Registry, config};
+use presence::{Profile, RefreshOutcome, Registry};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
 use super::{Ctx, Exit, UsageError, signals};
@@ -28,7 +27,7 @@ pub struct RefreshArgs {
 }
 
 fn parse_every(s: &str) -> Result<Duration, String> {
-    let d = config::parse_duration(s)?;
+    let d = presence::parse_duration(s)?;
     if d.is_zero() {
         return Err("the interval must be above zero".into());
     }
@@ -40,7 +39,7 @@ fn registries(ctx: &Ctx, all_profiles: bool) -> anyhow::Result<Vec<Registry>> {
     if !all_profiles {
         return Ok(vec![ctx.registry()?]);
     }
-    let profiles = config::resolve_all(&ctx.selection(), &ctx.local)
+    let profiles = Profile::resolve_all(&ctx.selection(), &ctx.local)
         .context("cannot load the configuration")?;
     let mut seen = BTreeSet::new();
     Ok(profiles

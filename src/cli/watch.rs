@@ -7,9 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
-use presence::config;
-use presence::watch::{Event, MIN_POLL, WatchOptions, Watcher};
-use presence::{Registry, Row};
+use presence::{Event, MIN_POLL, Registry, Row, WatchOptions, Watcher};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
 use super::{Ctx, Exit, output, safe, signals};
@@ -32,7 +30,7 @@ pub struct WatchArgs {
 /// `--poll`'s value: a duration of at least [`MIN_POLL`] (a usage error
 /// otherwise, as a poll stats every file).
 fn poll_interval(text: &str) -> Result<Duration, String> {
-    let d = config::parse_duration(text)?;
+    let d = presence::parse_duration(text)?;
     if d < MIN_POLL {
         return Err(format!(
             "{} is too short; the minimum is {}",
@@ -48,17 +46,12 @@ const TICK: Duration = Duration::from_millis(100);
 
 pub fn start(ctx: &Ctx, poll: Option<Duration>, all_profiles: bool) -> anyhow::Result<Watcher> {
     let registry: Registry = ctx.registry()?;
-    let profile = registry.profile().clone();
-    if profile.dir_is_default && !profile.dir.exists() {
-        presence::store::ensure_dir(&profile.dir)?;
-    }
-    let opts = WatchOptions {
-        poll,
-        all_profiles,
-        ..WatchOptions::default()
-    };
+    let dir = registry.profile().dir.clone();
+    let mut opts = WatchOptions::default();
+    opts.poll = poll;
+    opts.all_profiles = all_profiles;
     Watcher::new(registry, opts, presence::unix_now())
-        .with_context(|| format!("cannot watch {}", profile.dir.display()))
+        .with_context(|| format!("cannot watch {}", dir.display()))
 }
 
 struct Printer {
@@ -130,6 +123,7 @@ impl Printer {
                 self.line(out, "update", row, Extra::Changed(changed))
             }
             Event::Down { row, reason } => self.line(out, "down", row, Extra::Reason(*reason)),
+            _ => Ok(()),
         }
     }
 }
@@ -137,7 +131,7 @@ impl Printer {
 enum Extra<'a> {
     None,
     Initial,
-    Reason(presence::watch::DownReason),
+    Reason(presence::DownReason),
     Changed(&'a [&'static str]),
 }
 

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use presence::Record;
-use presence::record::MAX_STRING_BYTES;
-use presence::redact::{REDACTED, redact_text};
+use presence::limits::MAX_STRING_BYTES;
+use presence::{REDACTED, redact_text};
 use serde_json::{Value, json};
 
 use crate::harness::*;
