@@ -217,7 +217,8 @@ pub(crate) fn describe<T>(
 }
 
 /// Why a file lost to its group's winner.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum LossReason {
     /// The winner has a higher `updated_at`.

@@ -110,6 +110,41 @@ pub enum Error {
         link: PathBuf,
     },
 
+    /// The presence directory does not exist (and this operation does not create it).
+    #[error("presence directory {} does not exist; publish once (which creates it) or create it", dir.display())]
+    NoDirectory {
+        /// The directory.
+        dir: PathBuf,
+    },
+
+    /// Something other than a directory is where the presence directory should be.
+    #[error("{} exists but is not a directory; remove it or point `dir` elsewhere", dir.display())]
+    NotADirectory {
+        /// The path.
+        dir: PathBuf,
+    },
+
+    /// The presence directory went away while it was watched, and did not come back.
+    #[error(
+        "presence directory {} disappeared and did not come back within {} s; check the \
+         mount or the sync engine, then watch again",
+        dir.display(), waited.as_secs()
+    )]
+    DirectoryVanished {
+        /// The directory.
+        dir: PathBuf,
+        /// How long the watcher waited for it.
+        waited: std::time::Duration,
+    },
+
+    /// A record file kept changing under a write (a sync engine was
+    /// replacing it each time), so nothing was written.
+    #[error("{} kept changing while it was being written (a sync engine replacing it?); nothing was written, try again", path.display())]
+    KeptChanging {
+        /// The record file.
+        path: PathBuf,
+    },
+
     /// The owner process given with `--owner-pid` does not exist.
     #[error("owner process {pid} does not exist; pass the pid of a running process to --owner-pid")]
     NoSuchOwner {

@@ -25,7 +25,8 @@ pub(crate) const MIN_TTL: f64 = secs(limits::MIN_TTL);
 pub(crate) const MAX_TTL: f64 = secs(limits::MAX_TTL);
 
 /// Why a record is or is not live.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum State {
     /// Shown.
@@ -47,6 +48,12 @@ impl State {
             State::Stale => "stale",
             State::Expired => "expired",
         }
+    }
+}
+
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

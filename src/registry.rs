@@ -100,7 +100,7 @@ pub struct Row {
     /// Whether the record is live.
     pub live: bool,
     /// `live`, `ended`, `stale` or `expired`.
-    pub state: &'static str,
+    pub state: State,
     /// Written by this device.
     pub local: bool,
     /// Whether the file is a sync engine's conflict copy.
@@ -116,7 +116,7 @@ pub struct Row {
     pub superseded_by: Option<String>,
     /// With `--all`, on losers: `older`, `lower_seq` or `file_name`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub lost_because: Option<&'static str>,
+    pub lost_because: Option<LossReason>,
     /// Fields that carried credentials in the file and were redacted for display.
     #[serde(skip)]
     pub redactions: Vec<Redaction>,
@@ -139,7 +139,7 @@ impl Row {
     pub(crate) fn mark_life(&mut self, life: State) {
         if life == State::Ended && self.live {
             self.live = false;
-            self.state = State::Ended.as_str();
+            self.state = State::Ended;
             self.expires_in_s = None;
         }
     }
@@ -152,14 +152,14 @@ impl Row {
             record: Record::new("x"),
             file: String::new(),
             live: false,
-            state: "",
+            state: State::Live,
             local: false,
             conflict_copy: false,
             age_s: 0.0,
             claimed_age_s: None,
             expires_in_s: None,
             superseded_by: Some(String::new()),
-            lost_because: Some(""),
+            lost_because: Some(LossReason::Older),
             redactions: Vec::new(),
         };
         match serde_json::to_value(&row) {
@@ -422,11 +422,9 @@ impl Registry {
                 });
             }
         }
-        Err(Error::io(
-            "publish",
-            self.profile.dir.join(&file),
-            std::io::Error::other("the file kept changing while it was written; try again"),
-        ))
+        Err(Error::KeptChanging {
+            path: self.profile.dir.join(&file),
+        })
     }
 
     /// The labels this registry shows, given the options.
@@ -570,7 +568,7 @@ impl Registry {
                     r.mark_life(State::Ended);
                 }
                 r.superseded_by = Some(winner_file.clone());
-                r.lost_because = Some(why.as_str());
+                r.lost_because = Some(why);
                 rows.push(r);
             }
         }
@@ -593,7 +591,7 @@ impl Registry {
             local,
             file: e.file,
             live: state == State::Live,
-            state: state.as_str(),
+            state,
             conflict_copy: matches!(e.kind, NameKind::ConflictCopy(_)),
             age_s: 0.0,
             claimed_age_s: None,

@@ -682,16 +682,9 @@ impl Dir {
         self.handle.is_some()
     }
 
-    fn handle(&self, op: &'static str, name: &str) -> Result<&DirHandle> {
-        self.handle.as_ref().ok_or_else(|| {
-            Error::io(
-                op,
-                self.path.join(name),
-                io::Error::new(
-                    io::ErrorKind::NotFound,
-                    "the presence directory does not exist",
-                ),
-            )
+    fn handle(&self) -> Result<&DirHandle> {
+        self.handle.as_ref().ok_or_else(|| Error::NoDirectory {
+            dir: self.path.clone(),
         })
     }
 
@@ -980,7 +973,7 @@ impl Dir {
     ) -> Result<bool> {
         use rustix::fs::{AtFlags, Mode, OFlags};
         use rustix::io::Errno;
-        let handle = self.handle("write", name)?;
+        let handle = self.handle()?;
         let target = self.path.join(name);
         if !is_plain_name(name) {
             return Err(Error::io(
@@ -1097,14 +1090,9 @@ pub(crate) fn ensure_dir(dir: &Path) -> Result<()> {
     match fs::metadata(dir) {
         Ok(m) if m.is_dir() => return Ok(()),
         Ok(_) => {
-            return Err(Error::io(
-                "use as presence directory",
-                dir,
-                io::Error::new(
-                    io::ErrorKind::AlreadyExists,
-                    "it exists but is not a directory; remove it or point `dir` elsewhere",
-                ),
-            ));
+            return Err(Error::NotADirectory {
+                dir: dir.to_path_buf(),
+            });
         }
         Err(_) => {}
     }

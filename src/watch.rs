@@ -502,14 +502,7 @@ impl Watcher {
             crate::store::ensure_dir(&dir)?;
         }
         if !dir.is_dir() {
-            return Err(Error::io(
-                "watch",
-                &dir,
-                std::io::Error::new(
-                    std::io::ErrorKind::NotFound,
-                    "the presence directory does not exist; publish once or create it",
-                ),
-            ));
+            return Err(Error::NoDirectory { dir });
         }
         let mut opts = opts;
         if let Some(interval) = opts.poll {
@@ -848,14 +841,10 @@ impl Watcher {
                 return Ok(());
             }
         }
-        Err(Error::io(
-            "watch",
-            &dir,
-            std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                "the presence directory disappeared and did not come back within 4 s",
-            ),
-        ))
+        Err(Error::DirectoryVanished {
+            dir,
+            waited: Duration::from_millis(100 + 300 + 900 + 2700),
+        })
     }
 
     /// Waits up to `max_wait` for changes and returns the events (possibly
@@ -970,7 +959,7 @@ mod tests {
             record: r,
             file: file.into(),
             live: true,
-            state: "live",
+            state: State::Live,
             local: false,
             conflict_copy: false,
             age_s: 0.0,
@@ -1257,9 +1246,13 @@ mod fs_tests {
         let mut w = Watcher::new(d.b.clone(), WatchOptions::default(), crate::unix_now()).unwrap();
         let writer = d.a.clone();
         let flapper = std::thread::spawn(move || {
-            for _ in 0..30 {
+            for i in 0..30 {
                 writer.publish(&req("flap"), crate::unix_now()).unwrap();
-                std::thread::sleep(Duration::from_millis(7));
+                // Mostly faster than the watcher's coalescing, but now and
+                // then long enough that some `up` must be seen however
+                // loaded the machine.
+                let hold = if i % 10 == 0 { 250 } else { 7 };
+                std::thread::sleep(Duration::from_millis(hold));
                 writer.clear(Some("flap"), None, crate::unix_now()).unwrap();
                 std::thread::sleep(Duration::from_millis(7));
             }

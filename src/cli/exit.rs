@@ -87,7 +87,11 @@ fn of_library(e: &Error) -> Exit {
         | Error::DeviceId { .. }
         | Error::NoHome { .. }
         | Error::Ended { .. }
-        | Error::DirectoryReplaced { .. } => Exit::Failure,
+        | Error::DirectoryReplaced { .. }
+        | Error::NoDirectory { .. }
+        | Error::NotADirectory { .. }
+        | Error::DirectoryVanished { .. }
+        | Error::KeptChanging { .. } => Exit::Failure,
         _ => Exit::Failure,
     }
 }

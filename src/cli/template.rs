@@ -89,7 +89,7 @@ mod tests {
             record: r,
             file: "f.json".into(),
             live: true,
-            state: "live",
+            state: presence::State::Live,
             local: false,
             conflict_copy: false,
             age_s: 1.0,
