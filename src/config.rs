@@ -88,11 +88,7 @@ impl ShowSet {
         match self {
             ShowSet::All => true,
             ShowSet::Labels(labels) => {
-                let label = if profile.is_empty() {
-                    "default"
-                } else {
-                    profile
-                };
+                let label = crate::record::label_of(profile);
                 labels.iter().any(|l| l == label)
             }
         }
