@@ -85,10 +85,10 @@ fn shown_state(d: &Device, id: &str) -> String {
 }
 
 /// Rows of `list --all --json` on `d` whose file is `file`.
-fn all_rows_of(d: &Device, file: &str) -> Vec<Value> {
+fn all_rows_of(d: &Device, file: &str) -> Vec<JsonRow> {
     d.list(&["--all"])
         .into_iter()
-        .filter(|r| r["file"] == file)
+        .filter(|r| r.file == file)
         .collect()
 }
 
@@ -137,9 +137,12 @@ fn a_conflict_copy_never_revives_an_ended_life() {
     // The copy is read, as a conflict copy of that record, newer than the tombstone.
     let copy_rows = all_rows_of(&b, &conflict);
     assert_eq!(copy_rows.len(), 1, "the conflict copy was not read");
-    assert_eq!(copy_rows[0]["conflict_copy"], true);
-    assert_eq!(copy_rows[0]["session_id"], "s1");
-    assert!(f64_of(&copy_rows[0], "updated_at") > f64_of(&tomb, "updated_at"));
+    assert!(copy_rows[0].conflict_copy);
+    assert_eq!(copy_rows[0].session_id, "s1");
+    let copy_updated = copy_rows[0]
+        .updated_at
+        .unwrap_or_else(|| panic!("no updated_at in {:?}", copy_rows[0]));
+    assert!(copy_updated > f64_of(&tomb, "updated_at"));
 
     for (name, d) in [("a", &a), ("b", &b)] {
         assert_eq!(
@@ -153,35 +156,27 @@ fn a_conflict_copy_never_revives_an_ended_life() {
             "list on {name} shows the ended life:\n{table}"
         );
         for row in d.list(&["--include-expired"]) {
-            if row["session_id"] == "s1" {
-                assert_eq!(
-                    row["live"], false,
-                    "list --include-expired on {name}: {row}"
-                );
+            if row.session_id == "s1" {
+                assert!(!row.live, "list --include-expired on {name}: {row:?}");
             }
         }
         for row in d.list(&["--all"]) {
-            if row["session_id"] == "s1" {
-                assert_ne!(row["state"], "live", "list --all on {name}: {row}");
+            if row.session_id == "s1" {
+                assert_ne!(row.state, "live", "list --all on {name}: {row:?}");
             }
         }
         let state = shown_state(d, "s1");
         assert!(!state.starts_with("live"), "show s1 on {name}: {state}");
-        let shown = d.json(&["show", "s1", "--json"]);
-        assert_eq!(shown["live"], false, "show s1 --json on {name}: {shown}");
-        assert_ne!(shown["state"], "live", "show s1 --json on {name}: {shown}");
+        let shown = d.show("s1");
+        assert!(!shown.live, "show s1 --json on {name}: {shown:?}");
+        assert_ne!(shown.state, "live", "show s1 --json on {name}: {shown:?}");
     }
 
     // expire deletes the copy (conflict copies have no grace time) and keeps
     // the tombstone, which is younger than 10 minutes.
-    let dry = b.json(&["expire", "--dry-run", "--json"]);
-    let would: Vec<&str> = dry["removed"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| g["file"].as_str().unwrap())
-        .collect();
-    assert_eq!(would, [conflict.as_str()], "expire --dry-run: {dry}");
+    let dry: JsonExpire = b.json(&["expire", "--dry-run", "--json"]);
+    let would: Vec<&str> = dry.removed.iter().map(|g| g.file.as_str()).collect();
+    assert_eq!(would, [conflict.as_str()], "expire --dry-run: {dry:?}");
     b.run(&["expire"]).success();
     assert!(
         !w.shared().join(&conflict).exists(),
@@ -218,17 +213,17 @@ fn a_late_copy_of_an_ended_life_never_comes_up_in_watch() {
             }
         }
     });
-    let mut events: Vec<Value> = Vec::new();
-    let mut next = |timeout: Duration| -> Option<Value> {
+    let mut events: Vec<JsonEvent> = Vec::new();
+    let mut next = |timeout: Duration| -> Option<JsonEvent> {
         let line = lines.recv_timeout(timeout).ok()?;
-        let v: Value = serde_json::from_str(&line).unwrap();
-        events.push(v.clone());
-        Some(v)
+        let e = JsonEvent::parse(&line);
+        events.push(e.clone());
+        Some(e)
     };
     // The initial set is printed before anything else: wait for m1 in it.
     let deadline = Instant::now() + Duration::from_secs(10);
     while !next(Duration::from_secs(10))
-        .is_some_and(|e| e["event"] == "up" && e["record"]["session_id"] == "m1")
+        .is_some_and(|e| e.event == "up" && e.record.session_id == "m1")
     {
         assert!(Instant::now() < deadline, "no `up m1` from watch");
     }
@@ -239,7 +234,7 @@ fn a_late_copy_of_an_ended_life_never_comes_up_in_watch() {
     b.publish("m2", &[]);
     let deadline = Instant::now() + Duration::from_secs(10);
     while !next(Duration::from_secs(10))
-        .is_some_and(|e| e["event"] == "up" && e["record"]["session_id"] == "m2")
+        .is_some_and(|e| e.event == "up" && e.record.session_id == "m2")
     {
         assert!(Instant::now() < deadline, "no `up m2` from watch");
     }
@@ -251,11 +246,11 @@ fn a_late_copy_of_an_ended_life_never_comes_up_in_watch() {
     for copy in [&syncthing, &dropbox] {
         let rows = all_rows_of(&b, copy);
         assert_eq!(rows.len(), 1, "{copy} was not read");
-        assert_eq!(rows[0]["conflict_copy"], true);
+        assert!(rows[0].conflict_copy);
     }
-    let revived: Vec<&Value> = events
+    let revived: Vec<&JsonEvent> = events
         .iter()
-        .filter(|e| e["record"]["session_id"] == "s1" && e["event"] != "down")
+        .filter(|e| e.record.session_id == "s1" && e.event != "down")
         .collect();
     assert!(
         revived.is_empty(),
@@ -294,15 +289,15 @@ fn a_tombstone_from_a_fast_clock_never_hides_another_life_on_its_endpoint() {
             ["s2"],
             "list --json on {name}: B's tombstone hides A's live session"
         );
-        assert_eq!(rows[0]["live"], true);
-        assert_eq!(rows[0]["local"], name == "a");
+        assert!(rows[0].live);
+        assert_eq!(rows[0].local, name == "a");
         let state = shown_state(d, "s2");
         assert!(state.starts_with("live"), "show s2 on {name}: {state}");
     }
     let table = a.run(&["list"]).success().stdout;
     assert!(table.contains("*s2"), "{table}");
     // The tombstone still ends its own life.
-    assert_eq!(b.json(&["show", "s1", "--json"])["live"], false);
+    assert!(!b.show("s1").live);
 }
 
 #[test]
@@ -332,17 +327,16 @@ fn the_newest_live_life_of_a_group_wins() {
     let every = b.list(&["--all"]);
     assert_eq!(every.len(), 3, "{every:#?}");
     let state = |s: &str| {
-        every.iter().find(|r| r["session_id"] == s).unwrap()["state"]
-            .as_str()
+        every
+            .iter()
+            .find(|r| r.session_id == s)
             .unwrap()
-            .to_string()
+            .state
+            .clone()
     };
     assert_eq!(state("g-dead"), "expired");
     assert_eq!(
-        every
-            .iter()
-            .filter(|r| r["superseded_by"].is_string())
-            .count(),
+        every.iter().filter(|r| r.superseded_by.is_some()).count(),
         2,
         "the three are not one group: {every:#?}"
     );
@@ -391,13 +385,13 @@ fn forged() -> Forged {
     let rows = a.list(&[]);
     let row = rows
         .iter()
-        .find(|r| r["session_id"] == "forged")
+        .find(|r| r.session_id == "forged")
         .unwrap_or_else(|| panic!("planted record not listed: {rows:#?}"));
-    assert_eq!(row["file"], file.as_str());
-    assert_eq!(row["device_id"], me.as_str());
-    assert_eq!(row["live"], true);
-    assert_eq!(row["pid"], own["pid"]);
-    assert_eq!(row["owner_start"], own["owner_start"]);
+    assert_eq!(row.file, file);
+    assert_eq!(row.device_id, me);
+    assert!(row.live);
+    assert_eq!(json!(row.pid), own["pid"]);
+    assert_eq!(json!(row.owner_start), own["owner_start"]);
     Forged {
         w,
         a,
@@ -412,36 +406,27 @@ fn forged() -> Forged {
 fn a_record_forging_this_devices_id_is_not_listed_as_local() {
     let f = forged();
     let rows = f.a.list(&[]);
-    let local = |s: &str| rows.iter().find(|r| r["session_id"] == s).unwrap()["local"].clone();
-    assert_eq!(local("mine"), true);
-    assert_eq!(
-        local("forged"),
-        false,
-        "the forged record is listed as local"
-    );
+    let local = |s: &str| rows.iter().find(|r| r.session_id == s).unwrap().local;
+    assert!(local("mine"));
+    assert!(!local("forged"), "the forged record is listed as local");
     let table = f.a.run(&["list"]).success().stdout;
     assert!(table.contains("*mine"), "{table}");
     assert!(
         table.contains(" forged") && !table.contains("*forged"),
         "the forged record is starred:\n{table}"
     );
-    assert_eq!(f.a.json(&["show", "forged", "--json"])["local"], false);
+    assert!(!f.a.show("forged").local);
 }
 
 #[test]
 fn a_record_forging_this_devices_id_is_never_refreshed() {
     let f = forged();
-    let out = f.a.json(&["refresh", "--json"]);
-    let refreshed: Vec<&str> = out["refreshed_files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_str().unwrap())
-        .collect();
-    assert!(refreshed.contains(&f.mine.as_str()), "{out}");
+    let out: JsonRefresh = f.a.json(&["refresh", "--json"]);
+    let refreshed = &out.refreshed_files;
+    assert!(refreshed.contains(&f.mine), "{out:?}");
     assert!(
-        !refreshed.contains(&f.file.as_str()),
-        "refresh re-published the forged record: {out}"
+        !refreshed.contains(&f.file),
+        "refresh re-published the forged record: {out:?}"
     );
     let now_in_file = read_json(&f.w.shared().join(&f.file));
     assert_eq!(now_in_file["seq"], f.planted["seq"]);
@@ -470,9 +455,16 @@ fn doctor_names_a_record_forging_this_devices_id() {
     let f = forged();
     let out = f.a.run(&["doctor", "--json"]);
     assert!(out.code == 0 || out.code == 1, "{}", out.stderr);
-    let checks: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
-    let problems: Vec<&Value> = checks.iter().filter(|c| c["status"] != "ok").collect();
-    let text = |c: &Value| format!("{} {} {}", c["check"], c["message"], c["fix"]);
+    let checks: Vec<JsonCheck> = parse_json(&out.stdout, "doctor --json");
+    let problems: Vec<&JsonCheck> = checks.iter().filter(|c| c.status != "ok").collect();
+    let text = |c: &JsonCheck| {
+        format!(
+            "{} {} {}",
+            c.check,
+            c.message,
+            c.fix.as_deref().unwrap_or_default()
+        )
+    };
     // "device id", "device's id", "device-id" or "device_id", in any case.
     let says_device_id = |t: &str| {
         t.to_lowercase()
