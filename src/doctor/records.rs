@@ -1,0 +1,172 @@
+//! The checks of the records in the directory: per-device counts and clocks
+//! (`device`), records forged under this device's id (`device-id`),
+//! credentials (`secrets`), files that are not records (`unreadable`) and
+//! what `expire` would delete (`garbage`). Apart because all but the last
+//! read one listing of every record, in every profile, expired or not.
+
+use std::collections::BTreeMap;
+
+use super::{Check, Status, check};
+use crate::config::Profile;
+use crate::registry::{ListOptions, Listing, Registry};
+
+/// Every record of every profile, expired or not; a listing that fails is
+/// the `records` verdict, and the run stops there.
+pub(super) fn listing(registry: &Registry, now: f64) -> Result<Listing, Check> {
+    let all = ListOptions {
+        all: true,
+        include_expired: true,
+        all_profiles: true,
+    };
+    registry.list(all, now).map_err(|_| {
+        check(
+            "records",
+            Status::Fail,
+            format!("cannot list {}", registry.profile().dir.display()),
+            None,
+        )
+    })
+}
+
+/// `device`: one check per device, with its record count and clock.
+pub(super) fn devices(listing: &Listing, p: &Profile) -> Vec<Check> {
+    // Records per device, and each device's clock offset: ctime − updated_at
+    // is how far behind ours its clock runs, plus the sync delay.
+    let mut devices: BTreeMap<String, (usize, Vec<f64>)> = BTreeMap::new();
+    for r in &listing.rows {
+        let name = if r.local {
+            "this device".to_string()
+        } else if r.record.device_id.is_empty() {
+            format!("host {}", r.record.host)
+        } else {
+            format!(
+                "device {} ({})",
+                crate::text::prefix_chars(&r.record.device_id, 8),
+                r.record.host
+            )
+        };
+        let entry = devices.entry(name).or_default();
+        entry.0 += 1;
+        if let Some(claimed) = r.claimed_age_s
+            && r.live
+        {
+            entry.1.push(claimed - r.age_s);
+        }
+    }
+    let mut out = Vec::new();
+    for (device, (count, mut skews)) in devices {
+        skews.sort_by(f64::total_cmp);
+        let skew = skews.get(skews.len() / 2).copied();
+        let (status, clock) = match skew {
+            Some(s) if s.abs() > p.skew.as_secs_f64() => (
+                Status::Warn,
+                format!(
+                    "clock about {s:.0} s {} ours, beyond the skew tolerance",
+                    if s > 0.0 { "behind" } else { "ahead of" }
+                ),
+            ),
+            Some(s) => (
+                Status::Ok,
+                format!("clock within {:.0} s of ours", s.abs().ceil()),
+            ),
+            None => (Status::Ok, "no live record to estimate its clock".into()),
+        };
+        out.push(check(
+            "device",
+            status,
+            format!("{device}: {count} record(s), {clock}"),
+            (status == Status::Warn)
+                .then(|| "set up NTP on that device, or raise `skew`".to_string()),
+        ));
+    }
+    out
+}
+
+/// Records that carry this device's id but that the ledger says this device
+/// never wrote: another device forged them, or this home directory was
+/// cloned from another machine's (both then have one device id).
+pub(super) fn foreign_claims(registry: &Registry, listing: &Listing) -> Option<Check> {
+    let id = registry.local().existing_device_id().ok().flatten()?;
+    let files: Vec<&str> = listing
+        .rows
+        .iter()
+        .filter(|r| !r.local && r.record.device_id == id)
+        .map(|r| r.file.as_str())
+        .collect();
+    if files.is_empty() {
+        return None;
+    }
+    Some(check(
+        "device-id",
+        Status::Warn,
+        format!(
+            "{} record(s) claim this device's id ({}) but this device did not write them: {}",
+            files.len(),
+            crate::text::prefix_chars(&id, 8),
+            files.join(", ")
+        ),
+        Some(format!(
+            "they are shown as another device's and never refreshed or cleared here. If this \
+             home directory was copied from another machine, give this one its own id: delete \
+             {} and publish again; otherwise find the device that writes them",
+            registry.local().device_id_file().display()
+        )),
+    ))
+}
+
+/// `secrets`: files that carried credentials, which listings show redacted.
+pub(super) fn secrets(listing: &Listing) -> Option<Check> {
+    let secrets: Vec<&str> = listing
+        .rows
+        .iter()
+        .filter(|r| !r.redactions.is_empty())
+        .map(|r| r.file.as_str())
+        .collect();
+    if secrets.is_empty() {
+        return None;
+    }
+    Some(check(
+        "secrets",
+        Status::Warn,
+        format!("{} file(s) carry credentials (shown redacted): {}", secrets.len(), secrets.join(", ")),
+        Some("find the writer that published them and stop it; `presence expire` or deleting the files removes them".into()),
+    ))
+}
+
+/// `unreadable`: files named like records that are not; temp files do not
+/// count, as writers leave them in passing.
+pub(super) fn unreadable(listing: &Listing) -> Option<Check> {
+    let skipped = listing
+        .skipped
+        .iter()
+        .filter(|s| !matches!(s.reason, crate::store::SkipReason::Temp(_)))
+        .count();
+    if skipped == 0 {
+        return None;
+    }
+    Some(check(
+        "unreadable",
+        Status::Warn,
+        format!("{skipped} file(s) named like records are not records"),
+        Some("`presence -v list` names each and says why".into()),
+    ))
+}
+
+/// `garbage`: what `presence expire` would delete now (a dry run).
+pub(super) fn garbage(registry: &Registry, now: f64) -> Check {
+    match registry.expire(now, true) {
+        Ok(g) if g.removed.is_empty() => check(
+            "garbage",
+            Status::Ok,
+            "nothing for `expire` to delete".into(),
+            None,
+        ),
+        Ok(g) => check(
+            "garbage",
+            Status::Warn,
+            format!("{} file(s) wait for `presence expire`", g.removed.len()),
+            Some("run `presence expire` now, and daily from a timer (docs/lifecycle.md)".into()),
+        ),
+        Err(e) => check("garbage", Status::Fail, e.to_string(), None),
+    }
+}
