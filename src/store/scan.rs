@@ -1,0 +1,454 @@
+//! The read side of the directory: listing it, reading record files safely
+//! (no symlinks, no blocking, size checked before reading) and scanning them,
+//! on several threads for large directories.
+//!
+//! Separate from the writes because readers must cope with anything another
+//! device left in the directory; every problem with a single file becomes a
+//! [`Skipped`] entry with its reason, never an error.
+
+use std::io;
+#[cfg(test)]
+use std::path::Path;
+
+use super::names::{NameKind, classify, is_plain_name};
+use super::{Dir, DirHandle, Stamp};
+use crate::error::{Error, Result};
+use crate::record::{MAX_FILE_BYTES, ParseError, Record};
+
+/// A record file read from the directory.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    /// File name within the directory.
+    pub file: String,
+    /// Record or conflict copy.
+    pub kind: NameKind,
+    /// Change time on this machine (Unix seconds): when the file last arrived or changed here.
+    pub ctime: f64,
+    /// The file as it was read.
+    pub stamp: Stamp,
+    /// The parsed record.
+    pub record: Record,
+}
+
+/// Why a directory entry was not read as a record.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// The name is not valid UTF-8.
+    NameNotUtf8,
+    /// Not a regular file (what it is instead).
+    NotRegular(&'static str),
+    /// Larger than [`MAX_FILE_BYTES`].
+    TooLarge(u64),
+    /// Its contents are not a usable record.
+    Unparseable(ParseError),
+    /// It could not be opened or read.
+    Unreadable(String),
+    /// A temp or placeholder file, not a record (what kind, in words).
+    Temp(String),
+}
+
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SkipReason::NameNotUtf8 => f.write_str("file name is not valid UTF-8"),
+            SkipReason::NotRegular(what) => write!(f, "not a regular file ({what})"),
+            SkipReason::TooLarge(n) => write!(f, "{n} bytes, larger than {MAX_FILE_BYTES}"),
+            SkipReason::Unparseable(e) => e.fmt(f),
+            SkipReason::Unreadable(e) => write!(f, "cannot read: {e}"),
+            SkipReason::Temp(what) => f.write_str(what),
+        }
+    }
+}
+
+/// A directory entry that was passed over, and why.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    /// File name (lossy if not UTF-8).
+    pub file: String,
+    /// The reason.
+    pub reason: SkipReason,
+}
+
+/// The result of scanning a directory.
+#[derive(Debug, Default)]
+pub(crate) struct Scan {
+    /// Whether the directory exists.
+    pub exists: bool,
+    /// Records and conflict copies that parsed.
+    pub entries: Vec<Entry>,
+    /// `*.json` files and temp files that were not records (reported by
+    /// `--verbose`); other files (`.stfolder`, notes) are not reported.
+    pub skipped: Vec<Skipped>,
+    /// Our own temp files (regular files only) as found, for `expire`.
+    pub temps: Vec<(String, Stamp)>,
+}
+
+fn type_name(ft: rustix::fs::FileType) -> &'static str {
+    use rustix::fs::FileType;
+    match ft {
+        FileType::Directory => "a directory",
+        FileType::Symlink => "a symbolic link",
+        FileType::Fifo => "a FIFO",
+        FileType::Socket => "a socket",
+        FileType::BlockDevice | FileType::CharacterDevice => "a device node",
+        _ => "not a regular file",
+    }
+}
+
+fn mode_name(mode: u32) -> &'static str {
+    type_name(rustix::fs::FileType::from_raw_mode(mode))
+}
+
+impl DirHandle {
+    /// Reads one record file safely into `buf`: never follows a symlink, never
+    /// blocks on a FIFO or device (`O_NONBLOCK`), checks the type and size
+    /// with `fstat` before reading and never reads past the limit. Returns
+    /// the file's [`Stamp`], or `Ok(None)` when it vanished meanwhile.
+    fn read(&self, name: &str, buf: &mut Vec<u8>) -> Result<Option<Stamp>, SkipReason> {
+        use rustix::fs::{Mode, OFlags};
+        use rustix::io::Errno;
+        let flags =
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+        let fd = match rustix::fs::openat(&self.0, name, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Ok(None),
+            Err(Errno::LOOP) => return Err(SkipReason::NotRegular("a symbolic link")),
+            Err(e) => return Err(SkipReason::Unreadable(io::Error::from(e).to_string())),
+        };
+        let st = rustix::fs::fstat(&fd)
+            .map_err(|e| SkipReason::Unreadable(io::Error::from(e).to_string()))?;
+        if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+            return Err(SkipReason::NotRegular(mode_name(st.st_mode)));
+        }
+        let size = u64::try_from(st.st_size).unwrap_or(0);
+        if size > MAX_FILE_BYTES as u64 {
+            return Err(SkipReason::TooLarge(size));
+        }
+        // Room for one byte more than fstat said, to notice a file that grew.
+        let want = size as usize + 1;
+        buf.clear();
+        buf.resize(want, 0);
+        let mut len = 0;
+        loop {
+            match rustix::io::read(&fd, &mut buf[len..]) {
+                Ok(0) => break,
+                Ok(n) => len += n,
+                Err(Errno::INTR) => continue,
+                Err(e) => return Err(SkipReason::Unreadable(io::Error::from(e).to_string())),
+            }
+            if len == size as usize {
+                // All that fstat promised: no need for a read that returns 0.
+                break;
+            }
+            if len == buf.len() {
+                // It grew after fstat: read on, up to one byte past the limit.
+                if len > MAX_FILE_BYTES {
+                    return Err(SkipReason::TooLarge(len as u64));
+                }
+                let grown = (buf.len() * 2).min(MAX_FILE_BYTES + 1);
+                buf.resize(grown, 0);
+            }
+        }
+        buf.truncate(len);
+        Ok(Some(Stamp::of(&st)))
+    }
+
+    fn entry(
+        &self,
+        name: &str,
+        kind: NameKind,
+        buf: &mut Vec<u8>,
+    ) -> Result<Option<Entry>, SkipReason> {
+        let Some(stamp) = self.read(name, buf)? else {
+            return Ok(None);
+        };
+        let raw = Raw {
+            file: name,
+            kind,
+            ctime: stamp.ctime(),
+            stamp,
+            bytes: buf,
+        };
+        raw.parse().map(Some)
+    }
+}
+
+/// A record file as read, not yet parsed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Raw<'a> {
+    /// File name within the directory.
+    pub file: &'a str,
+    /// Record or conflict copy.
+    pub kind: NameKind,
+    /// Change time on this machine (Unix seconds).
+    pub ctime: f64,
+    /// The file as it was read.
+    pub stamp: Stamp,
+    /// The contents.
+    pub bytes: &'a [u8],
+}
+
+impl Raw<'_> {
+    /// Parses the contents into an [`Entry`].
+    pub fn parse(&self) -> Result<Entry, SkipReason> {
+        let record = Record::from_json(self.bytes).map_err(SkipReason::Unparseable)?;
+        Ok(Entry {
+            file: self.file.to_owned(),
+            kind: self.kind,
+            ctime: self.ctime,
+            stamp: self.stamp,
+            record,
+        })
+    }
+}
+
+/// Reads one record file of the directory at `dir` (symlinks in `dir`
+/// followed, as its caller named it). `Ok(None)` when it or the directory is
+/// missing.
+#[cfg(test)]
+pub(crate) fn read_entry(dir: &Path, file: &str) -> Result<Option<Entry>, SkipReason> {
+    match Dir::open_path(dir) {
+        Ok(d) => d.read_entry(file),
+        Err(e) => Err(SkipReason::Unreadable(e.to_string())),
+    }
+}
+
+/// What a scan found besides the records it handed to the visitor.
+#[derive(Debug, Default)]
+pub(crate) struct ScanReport {
+    /// Whether the directory exists.
+    pub exists: bool,
+    /// Entries passed over, and why.
+    pub skipped: Vec<Skipped>,
+    /// Our own temp files as found.
+    pub temps: Vec<(String, Stamp)>,
+}
+
+/// Below this many candidate files a scan stays on one thread.
+const PARALLEL_FROM: usize = 1024;
+
+impl Dir {
+    /// The names a scan would read — records and conflict copies, valid
+    /// UTF-8, not known (by `d_type`) to be anything but a regular file —
+    /// with their kinds. Nothing is opened.
+    pub fn records(&self) -> Result<Vec<(Box<str>, NameKind)>> {
+        use rustix::fs::FileType;
+        let Some(handle) = &self.handle else {
+            return Ok(Vec::new());
+        };
+        let list_err = |e: rustix::io::Errno| Error::io("list directory", &self.path, e.into());
+        let rd = rustix::fs::Dir::read_from(&handle.0).map_err(list_err)?;
+        let mut out = Vec::new();
+        for dirent in rd {
+            let dirent = dirent.map_err(list_err)?;
+            let Ok(name) = std::str::from_utf8(dirent.file_name().to_bytes()) else {
+                continue;
+            };
+            let kind = classify(name);
+            if !matches!(kind, NameKind::Record | NameKind::ConflictCopy(_)) {
+                continue;
+            }
+            let ft = dirent.file_type();
+            if ft != FileType::RegularFile && ft != FileType::Unknown {
+                continue;
+            }
+            out.push((name.into(), kind));
+        }
+        Ok(out)
+    }
+
+    /// Reads the named files with the safety rules of a scan — on several
+    /// threads for large batches, as a scan does — and hands each outcome to
+    /// `fold`, which folds it into its thread's state made by `init`. The
+    /// states are returned in no particular order.
+    pub fn read_each<S: Send>(
+        &self,
+        names: &[Box<str>],
+        init: impl Fn() -> S + Sync,
+        fold: impl Fn(&mut S, &str, ReadOutcome<'_>) + Sync,
+    ) -> Vec<S> {
+        in_parallel(names, |chunk| {
+            let mut state = init();
+            let mut buf = Vec::with_capacity(4096);
+            for name in chunk {
+                let outcome = match &self.handle {
+                    Some(h) if is_plain_name(name) => match h.read(name, &mut buf) {
+                        Ok(Some(stamp)) => Ok(Some((stamp, &buf[..]))),
+                        Ok(None) => Ok(None),
+                        Err(reason) => Err(reason),
+                    },
+                    _ => Ok(None),
+                };
+                fold(&mut state, name, outcome);
+            }
+            state
+        })
+    }
+
+    /// Reads one record file safely. `Ok(None)` when it (or the directory)
+    /// is missing.
+    pub fn read_entry(&self, file: &str) -> Result<Option<Entry>, SkipReason> {
+        match &self.handle {
+            Some(h) if is_plain_name(file) => h.entry(file, classify(file), &mut Vec::new()),
+            Some(_) => Err(SkipReason::Unreadable("not a file name".into())),
+            None => Ok(None),
+        }
+    }
+
+    /// Scans the directory into a list of every record (see [`Dir::scan_fold`]).
+    pub fn scan(&self) -> Result<Scan> {
+        let (parts, report) = self.scan_fold(Vec::new, |v: &mut Vec<Entry>, e| v.push(e))?;
+        Ok(Scan {
+            exists: report.exists,
+            entries: parts.into_iter().flatten().collect(),
+            skipped: report.skipped,
+            temps: report.temps,
+        })
+    }
+
+    /// Scans the directory, reading and parsing the record files on up to
+    /// `available_parallelism` threads (for large directories). Each thread
+    /// folds the entries it reads into its own state, made by `init`; the
+    /// states are returned in no particular order. A missing directory is an
+    /// empty scan with `exists == false`; problems with single files land in
+    /// [`ScanReport::skipped`].
+    pub fn scan_fold<S: Send>(
+        &self,
+        init: impl Fn() -> S + Sync,
+        fold: impl Fn(&mut S, Entry) + Sync,
+    ) -> Result<(Vec<S>, ScanReport)> {
+        self.scan_fold_raw(init, |state, raw| {
+            fold(state, raw.parse()?);
+            Ok(())
+        })
+    }
+
+    /// [`Dir::scan_fold`] on unparsed files: `fold` parses what it needs and
+    /// returns the reason when a file is not a record.
+    pub fn scan_fold_raw<S: Send>(
+        &self,
+        init: impl Fn() -> S + Sync,
+        fold: impl Fn(&mut S, Raw<'_>) -> Result<(), SkipReason> + Sync,
+    ) -> Result<(Vec<S>, ScanReport)> {
+        use rustix::fs::{AtFlags, FileType};
+        let mut report = ScanReport::default();
+        let Some(handle) = &self.handle else {
+            return Ok((Vec::new(), report));
+        };
+        report.exists = true;
+        let list_err = |e: rustix::io::Errno| Error::io("list directory", &self.path, e.into());
+        let rd = rustix::fs::Dir::read_from(&handle.0).map_err(list_err)?;
+        let mut candidates: Vec<(Box<str>, NameKind)> = Vec::new();
+        for dirent in rd {
+            let dirent = dirent.map_err(list_err)?;
+            let bytes = dirent.file_name().to_bytes();
+            let Ok(name) = std::str::from_utf8(bytes) else {
+                if bytes.ends_with(b".json") {
+                    report.skipped.push(Skipped {
+                        file: String::from_utf8_lossy(bytes).into_owned(),
+                        reason: SkipReason::NameNotUtf8,
+                    });
+                }
+                continue;
+            };
+            let kind = classify(name);
+            match kind {
+                NameKind::Record | NameKind::ConflictCopy(_) => {}
+                NameKind::OwnTemp | NameKind::SyncTemp(_) => {
+                    if kind == NameKind::OwnTemp
+                        && let Ok(st) =
+                            rustix::fs::statat(&handle.0, name, AtFlags::SYMLINK_NOFOLLOW)
+                        && FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
+                    {
+                        report.temps.push((name.to_owned(), Stamp::of(&st)));
+                    }
+                    report.skipped.push(Skipped {
+                        file: name.to_owned(),
+                        reason: SkipReason::Temp(match kind {
+                            NameKind::OwnTemp => "temp file of an interrupted write".into(),
+                            NameKind::SyncTemp(e) => format!("{} temp file", e.as_str()),
+                            _ => "temp file".into(),
+                        }),
+                    });
+                    continue;
+                }
+                NameKind::Hidden | NameKind::Other => continue,
+            }
+            // d_type from readdir: skip non-files without opening them (an
+            // unknown type is settled by the fstat of the read).
+            let ft = dirent.file_type();
+            if ft != FileType::RegularFile && ft != FileType::Unknown {
+                report.skipped.push(Skipped {
+                    file: name.to_owned(),
+                    reason: SkipReason::NotRegular(type_name(ft)),
+                });
+                continue;
+            }
+            candidates.push((name.into(), kind));
+        }
+        let work = |chunk: &[(Box<str>, NameKind)]| {
+            let mut state = init();
+            let mut skipped = Vec::new();
+            let mut buf = Vec::with_capacity(4096);
+            for (name, kind) in chunk {
+                let outcome = match handle.read(name, &mut buf) {
+                    Ok(Some(stamp)) => {
+                        let raw = Raw {
+                            file: name,
+                            kind: *kind,
+                            ctime: stamp.ctime(),
+                            stamp,
+                            bytes: &buf,
+                        };
+                        fold(&mut state, raw)
+                    }
+                    Ok(None) => Ok(()),
+                    Err(reason) => Err(reason),
+                };
+                if let Err(reason) = outcome {
+                    skipped.push(Skipped {
+                        file: name.to_string(),
+                        reason,
+                    });
+                }
+            }
+            (state, skipped)
+        };
+        let results = in_parallel(&candidates, work);
+        let mut states = Vec::with_capacity(results.len());
+        for (state, skipped) in results {
+            states.push(state);
+            report.skipped.extend(skipped);
+        }
+        Ok((states, report))
+    }
+}
+
+/// The outcome of reading one file with [`Dir::read_each`]: its stamp and
+/// contents, `Ok(None)` when it vanished, or why it is not a record.
+pub(crate) type ReadOutcome<'a> = Result<Option<(Stamp, &'a [u8])>, SkipReason>;
+
+/// Runs `work` on chunks of `items`: on one thread below [`PARALLEL_FROM`]
+/// items, else on up to `available_parallelism` (at most 8) threads.
+fn in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> R + Sync) -> Vec<R> {
+    let threads = if items.len() < PARALLEL_FROM {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    };
+    if threads == 1 {
+        return vec![work(items)];
+    }
+    let size = items.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(size)
+            .map(|chunk| scope.spawn(|| work(chunk)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
