@@ -197,7 +197,7 @@ pub(crate) fn classify(name: &str) -> NameKind {
 }
 
 /// Whether `rest` (a name without its leading dot) is `<record name>.<pid>.<random>.tmp`,
-/// the shape [`super::Dir::write_atomic`] gives its temp files: only those are ours
+/// the shape [`super::Dir::replace_if_unchanged`] gives its temp files: only those are ours
 /// to delete, not any dot file that happens to end in `.tmp`.
 fn is_own_temp(rest: &str) -> bool {
     let Some((body, random)) = rest.strip_suffix(".tmp").and_then(|b| b.rsplit_once('.')) else {

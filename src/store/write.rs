@@ -46,18 +46,18 @@ impl Dir {
         }
     }
 
-    /// Writes `bytes` to `name` atomically: a temp file
-    /// `.<name>.<pid>.<random>.tmp` created in the directory (`O_EXCL`,
-    /// `O_NOFOLLOW`, mode 0600), renamed over the final name, both relative
-    /// to the directory's fd. Readers see the old file or the new one, never
-    /// a torn one. On failure the temp file is removed and the old file is
-    /// untouched.
+    /// [`Dir::replace_if_unchanged`] whatever the file holds (tests).
     #[cfg(test)]
     pub fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<()> {
         self.write_atomic_if(name, bytes, |_| true).map(|_| ())
     }
 
-    /// [`Dir::write_atomic`], but only if `name` is still the version that
+    /// Writes `bytes` to `name` atomically — a temp file
+    /// `.<name>.<pid>.<random>.tmp` created in the directory (`O_EXCL`,
+    /// `O_NOFOLLOW`, mode 0600), renamed over the final name, both relative
+    /// to the directory's fd, so readers see the old file or the new one,
+    /// never a torn one, and on failure the temp file is removed and the old
+    /// file is untouched — but only if `name` is still the version that
     /// was read: `expected` is its [`Stamp`] as read, `None` if it was
     /// absent. The check runs after the temp file is written, just before
     /// the rename, so the window in which another writer (a sync engine,
