@@ -1,0 +1,346 @@
+//! The keep-alive guard: publishes a record and refreshes it from a
+//! background thread until dropped, which clears it. Separate from the
+//! refresh pass because it keeps one record of this process alive, while
+//! `refresh` walks every record this device published.
+
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::refreshed;
+use crate::change::{Change, Done};
+use crate::dedupe::LifeId;
+use crate::error::{Error, Result};
+use crate::liveness;
+use crate::owner;
+use crate::record::Record;
+use crate::redact;
+use crate::registry::{PublishRequest, Registry};
+use crate::store;
+
+impl Registry {
+    /// How often a guard re-publishes a record with this ttl:
+    /// min(`refresh_interval`, ttl / 3).
+    pub fn keep_alive_interval(&self, ttl: Duration) -> Duration {
+        self.profile.refresh_interval.min(ttl / 3)
+    }
+
+    /// Publishes `req` and keeps it alive from a background thread until the
+    /// returned [`Guard`] is dropped (or [`Guard::end`] is called), which
+    /// clears it. Without `owner_pid`, the calling process is the owner, so a
+    /// `presence refresh` on this device also clears the record if the
+    /// process dies without dropping the guard.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), presence::Error> {
+    /// # let tmp = tempfile::tempdir().unwrap();
+    /// # let local = presence::LocalDirs::under(tmp.path());
+    /// # let (profile, _) = presence::Profile::resolve(&Default::default(), &local)?;
+    /// let registry = presence::Registry::new(profile, local);
+    /// let mut req = presence::PublishRequest::new("build-7");
+    /// req.status = Some("working".into());
+    /// let guard = registry.keep_alive(&req)?;
+    /// // ... work; the record is refreshed every min(refresh_interval, ttl / 3) ...
+    /// guard.update(|r| r.status = "waiting".into())?;
+    /// assert_eq!(guard.record().status, "waiting");
+    /// drop(guard); // clears the record (a tombstone)
+    /// # Ok(()) }
+    /// ```
+    pub fn keep_alive(&self, req: &PublishRequest) -> Result<Guard> {
+        let mut req = req.clone();
+        req.owner_pid.get_or_insert_with(std::process::id);
+        let now = crate::unix_now();
+        let published = self.publish(&req, now)?;
+        let file = store::file_name(&published.record.instance_id, &published.record.session_id);
+        let ttl = Duration::from_secs_f64(liveness::record_ttl(&published.record));
+        let interval = self.keep_alive_interval(ttl);
+        let shared = Arc::new(Shared {
+            registry: self.clone(),
+            file,
+            strict: req.strict || self.profile.strict,
+            state: Mutex::new(GuardState {
+                record: published.record,
+                active: true,
+                last_error: None,
+            }),
+        });
+        let (stop, stopped) = mpsc::channel::<()>();
+        let worker = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("presence-keep-alive".into())
+            .spawn(move || {
+                // Until the guard says stop (or drops its sender), refresh on
+                // every timeout; stop early once the record is not ours to keep.
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
+                    if !worker.refresh(crate::unix_now()) {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| Error::io("start the keep-alive thread for", &self.profile.dir, e))?;
+        Ok(Guard {
+            shared,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+}
+
+struct Shared {
+    registry: Registry,
+    file: String,
+    strict: bool,
+    state: Mutex<GuardState>,
+}
+
+struct GuardState {
+    record: Record,
+    active: bool,
+    last_error: Option<String>,
+}
+
+impl Shared {
+    fn state(&self) -> std::sync::MutexGuard<'_, GuardState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Re-publishes with `change` applied; `Ok(false)` once the record was
+    /// cleared or replaced by someone else (the guard then stops).
+    fn rewrite(&self, now: f64, change: impl FnOnce(&mut Record)) -> Result<bool> {
+        let mut st = self.state();
+        if !st.active {
+            return Ok(false);
+        }
+        let life = LifeId::of(&st.record);
+        let strict = self.strict;
+        let dir = self.registry.dir.open()?;
+        let (done, written) = self.registry.change(&dir, &self.file, |cur| {
+            let Some(e) = cur.entry.as_ref().filter(|e| {
+                cur.holds_mine()
+                    && LifeId::of(&e.record) == life
+                    && e.record.ended_at.is_none()
+                    && cur.mine.as_ref().is_some_and(|m| m.ended_at.is_none())
+            }) else {
+                return Ok((Change::Leave, None));
+            };
+            let mut r = e.record.clone();
+            change(&mut r);
+            crate::registry::refuse_credential_ids(&r)?;
+            let redactions = redact::redact_record(&mut r);
+            if strict && !redactions.is_empty() {
+                return Err(Error::Refused {
+                    fields: redactions.into_iter().map(|x| x.field).collect(),
+                });
+            }
+            r.enforce_limits()?;
+            let r = refreshed(r, now);
+            Ok((Change::Write(Box::new(r.clone())), Some(r)))
+        })?;
+        let written = written.filter(|_| done == Done::Written);
+        match written {
+            Some(r) => {
+                st.record = r;
+                st.last_error = None;
+                Ok(true)
+            }
+            None => {
+                st.active = false;
+                Ok(false)
+            }
+        }
+    }
+
+    /// A timer refresh; errors are kept for [`Guard::last_error`] and retried.
+    fn refresh(&self, now: f64) -> bool {
+        match self.rewrite(now, |_| {}) {
+            Ok(active) => active,
+            Err(e) => {
+                self.state().last_error = Some(e.to_string());
+                true
+            }
+        }
+    }
+}
+
+/// Keeps one record alive until dropped; see [`Registry::keep_alive`].
+pub struct Guard {
+    shared: Arc<Shared>,
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("file", &self.shared.file)
+            .field("active", &self.is_active())
+            .finish()
+    }
+}
+
+impl Guard {
+    /// The record as last written.
+    pub fn record(&self) -> Record {
+        self.shared.state().record.clone()
+    }
+
+    /// The record's file name.
+    pub fn file(&self) -> &str {
+        &self.shared.file
+    }
+
+    /// False once the record was cleared or replaced by another writer; the
+    /// guard then no longer refreshes it (it never resurrects a record).
+    pub fn is_active(&self) -> bool {
+        self.shared.state().active
+    }
+
+    /// The error of the last background refresh, if it failed (it is retried).
+    pub fn last_error(&self) -> Option<String> {
+        self.shared.state().last_error.clone()
+    }
+
+    /// Changes the record (status, title, …) and re-publishes it at once,
+    /// without a gap in liveness. Redaction and limits apply as on publish.
+    pub fn update(&self, change: impl FnOnce(&mut Record)) -> Result<()> {
+        if self.shared.rewrite(crate::unix_now(), change)? {
+            Ok(())
+        } else {
+            Err(Error::Ended {
+                file: self.shared.file.clone(),
+            })
+        }
+    }
+
+    /// Makes process `pid` the owner (as `presence run` does with its child).
+    pub fn set_owner(&self, pid: u32) -> Result<()> {
+        let info = owner::process_info(pid)
+            .filter(|i| !i.zombie)
+            .ok_or(Error::NoSuchOwner { pid })?;
+        self.update(|r| {
+            r.pid = pid;
+            r.owner_start = Some(info.start);
+        })
+    }
+
+    fn stop_thread(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+
+    /// Stops refreshing and clears the record; unlike dropping, reports errors.
+    /// Returns whether a tombstone was written (false if someone else had
+    /// cleared or replaced the record already).
+    pub fn end(mut self) -> Result<bool> {
+        self.end_inner()
+    }
+
+    fn end_inner(&mut self) -> Result<bool> {
+        self.stop_thread();
+        let mut st = self.shared.state();
+        if !st.active {
+            return Ok(false);
+        }
+        st.active = false;
+        let expected = st.record.clone();
+        drop(st);
+        let ended =
+            self.shared
+                .registry
+                .end_life(&self.shared.file, &expected, crate::unix_now())?;
+        Ok(ended.is_some())
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.end_inner();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lifecycle::tests::{fixture, req};
+
+    #[test]
+    fn a_guard_refreshes_updates_and_clears_on_drop() {
+        let f = fixture();
+        let mut r = req("g", None);
+        r.ttl = Some(Duration::from_secs(1));
+        let guard = f.reg.keep_alive(&r).unwrap();
+        assert_eq!(guard.record().pid, std::process::id());
+        assert!(guard.record().owner_start.is_some());
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while guard.record().seq < 3 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "guard never refreshed"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        guard.update(|r| r.title = "new title".into()).unwrap();
+        let rec = guard.record();
+        assert_eq!(rec.title, "new title");
+        let file = guard.file().to_string();
+        drop(guard);
+        let on_disk = store::read_entry(&f.reg.profile.dir, &file)
+            .unwrap()
+            .unwrap();
+        assert!(on_disk.record.ended_at.is_some());
+        assert_eq!(on_disk.record.title, "new title");
+    }
+
+    #[test]
+    fn a_guard_whose_record_was_cleared_stops_and_never_resurrects_it() {
+        let f = fixture();
+        let guard = f.reg.keep_alive(&req("g", None)).unwrap();
+        f.reg.clear(Some("g"), None, crate::unix_now()).unwrap();
+        let err = guard.update(|r| r.status = "working".into()).unwrap_err();
+        assert!(matches!(err, Error::Ended { .. }), "{err}");
+        assert!(!guard.is_active());
+        let file = guard.file().to_string();
+        let before = store::read_entry(&f.reg.profile.dir, &file)
+            .unwrap()
+            .unwrap()
+            .record;
+        assert!(!guard.end().unwrap());
+        let after = store::read_entry(&f.reg.profile.dir, &file)
+            .unwrap()
+            .unwrap()
+            .record;
+        assert_eq!(before, after);
+        assert_eq!(after.status, "ended");
+    }
+
+    #[test]
+    fn guard_updates_are_redacted_and_strict_refuses() {
+        let f = fixture();
+        let guard = f.reg.keep_alive(&req("g", None)).unwrap();
+        guard
+            .update(|r| r.endpoint = "ssh://u:pw@h/x".into())
+            .unwrap();
+        assert_eq!(guard.record().endpoint, "ssh://u@h/x");
+        let mut strict = req("h", None);
+        strict.strict = true;
+        let guard = f.reg.keep_alive(&strict).unwrap();
+        let err = guard
+            .update(|r| r.title = "AKIAIOSFODNN7EXAMPLE".into())
+            .unwrap_err();
+        assert!(matches!(err, Error::Refused { .. }), "{err}");
+        assert_eq!(guard.record().title, "");
+        // An id is never rewritten, strict or not: the update is refused.
+        let guard = f.reg.keep_alive(&req("i", None)).unwrap();
+        let err = guard
+            .update(|r| r.session_key = "ghp_0123456789abcdefghijABCDEFGHIJ012345".into())
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::CredentialId { field, .. } if field == "session_key"),
+            "{err}"
+        );
+        assert_eq!(guard.record().session_key, "i");
+    }
+}
