@@ -1,0 +1,376 @@
+//! The watch events, as a pure function of two successive live sets: which
+//! sessions came up, changed or went down, and why. Separate from the
+//! [`Watcher`](super::Watcher), which reads files and keeps the live set; this
+//! file only compares two of them, so its rules can be tested as a table.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::registry::Row;
+
+/// Why a session left the live set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum DownReason {
+    /// Its newest record is a tombstone, or its file was deleted.
+    Cleared,
+    /// No refresh arrived within its ttl (or its writer's expiry passed).
+    Expired,
+    /// Another runtime on the same endpoint replaced it.
+    Superseded,
+}
+
+/// A change of the live set.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A session became live.
+    Up(Row),
+    /// A live session changed a field other than `updated_at`, `expires_at`
+    /// and `seq` (a plain refresh is not news).
+    Update {
+        /// The record now.
+        row: Row,
+        /// Names of the fields that changed.
+        changed: Vec<&'static str>,
+    },
+    /// A session left the live set.
+    Down {
+        /// The last live version seen.
+        row: Row,
+        /// Why.
+        reason: DownReason,
+    },
+}
+
+impl Event {
+    /// `up`, `update` or `down`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Event::Up(_) => "up",
+            Event::Update { .. } => "update",
+            Event::Down { .. } => "down",
+        }
+    }
+
+    /// The record the event is about.
+    pub fn row(&self) -> &Row {
+        match self {
+            Event::Up(r) | Event::Update { row: r, .. } | Event::Down { row: r, .. } => r,
+        }
+    }
+}
+
+/// A dedupe group's key, as the reducer makes it ([`dedupe::group_id`]).
+pub(crate) type Key = Box<str>;
+
+#[cfg(test)]
+fn key(row: &Row) -> Key {
+    crate::dedupe::group_id(row.record.group_key())
+}
+
+/// The live set and, for reasons of departure, every group's winner.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Snapshot {
+    /// Live groups by key.
+    pub live: BTreeMap<Key, Row>,
+    /// Every group's winner (live or not) by key.
+    pub winners: BTreeMap<Key, Winner>,
+}
+
+/// What the reason of a departure needs to know of a group's winner.
+#[derive(Debug, Clone)]
+pub(crate) struct Winner {
+    /// Its session.
+    pub session_id: String,
+    /// Whether its life is ended.
+    pub ended: bool,
+}
+
+impl Snapshot {
+    /// Builds a snapshot from listed rows (`--include-expired` gives every
+    /// group's winner; with `--all`, losers carry `superseded_by` and are skipped).
+    #[cfg(test)]
+    pub fn from_rows(rows: Vec<Row>) -> Self {
+        let mut s = Snapshot::default();
+        for row in rows.into_iter().filter(|r| r.superseded_by.is_none()) {
+            let winner = Winner {
+                session_id: row.record.session_id.clone(),
+                ended: row.record.ended_at.is_some(),
+            };
+            s.winners.insert(key(&row), winner);
+            if row.live {
+                s.live.insert(key(&row), row);
+            }
+        }
+        s
+    }
+
+    /// The live rows, newest first (as `list` orders them).
+    #[cfg(test)]
+    pub fn rows(&self) -> Vec<Row> {
+        let mut rows: Vec<Row> = self.live.values().cloned().collect();
+        newest_first(&mut rows);
+        rows
+    }
+
+    /// The earliest time (this machine's clock) at which a live row expires.
+    #[cfg(test)]
+    pub fn next_deadline(&self, now: f64) -> Option<f64> {
+        self.live
+            .values()
+            .filter_map(|r| r.expires_in_s.map(|e| now + e))
+            .min_by(f64::total_cmp)
+    }
+}
+
+/// Sorts rows as `list` does: newest first.
+pub(crate) fn newest_first(rows: &mut [Row]) {
+    rows.sort_by(|a, b| {
+        crate::dedupe::newer((&b.record, b.file.as_str()), (&a.record, a.file.as_str()))
+    });
+}
+
+/// The fields compared for `update`.
+fn changed_fields(old: &Row, new: &Row) -> Vec<&'static str> {
+    let (a, b) = (&old.record, &new.record);
+    let mut out = Vec::new();
+    macro_rules! cmp {
+        ($($f:ident),*) => { $( if a.$f != b.$f { out.push(stringify!($f)); } )* };
+    }
+    cmp!(
+        status,
+        title,
+        model,
+        cwd,
+        client,
+        source,
+        endpoint,
+        host,
+        profile,
+        session_key,
+        instance_id,
+        device_id,
+        metadata
+    );
+    // Without an owner, `pid` is just whichever process published last.
+    if (a.owner_start.is_some() || b.owner_start.is_some())
+        && (a.pid != b.pid || a.owner_start != b.owner_start)
+    {
+        out.push("owner");
+    }
+    if old.file != new.file {
+        out.push("file");
+    }
+    out
+}
+
+/// Whether `after` is a new life of the session `before` was: cleared and
+/// published again between two looks (a new `started_at`).
+fn new_life(before: &Row, after: &Row) -> bool {
+    matches!(
+        (before.record.started_at, after.record.started_at),
+        (Some(a), Some(b)) if a != b
+    )
+}
+
+/// The events that turn `old` into `new` (pure).
+pub(crate) fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
+    let mut events = Vec::new();
+    for (k, before) in &old.live {
+        match new.live.get(k) {
+            Some(after) if after.record.session_id != before.record.session_id => {
+                events.push(Event::Down {
+                    row: before.clone(),
+                    reason: DownReason::Superseded,
+                });
+            }
+            Some(after) if new_life(before, after) => {
+                events.push(Event::Down {
+                    row: before.clone(),
+                    reason: DownReason::Cleared,
+                });
+            }
+            Some(after) => {
+                let changed = changed_fields(before, after);
+                if !changed.is_empty() {
+                    events.push(Event::Update {
+                        row: after.clone(),
+                        changed,
+                    });
+                }
+            }
+            None => {
+                let reason = match new.winners.get(k) {
+                    Some(w) if w.ended => DownReason::Cleared,
+                    Some(w) if w.session_id != before.record.session_id => DownReason::Superseded,
+                    Some(_) => DownReason::Expired,
+                    // The file is gone: deleted by its writer (Hermes Agent
+                    // clears by deleting) or by `expire`.
+                    None => DownReason::Cleared,
+                };
+                events.push(Event::Down {
+                    row: before.clone(),
+                    reason,
+                });
+            }
+        }
+    }
+    for (k, after) in &new.live {
+        let is_new = match old.live.get(k) {
+            None => true,
+            Some(before) => {
+                before.record.session_id != after.record.session_id || new_life(before, after)
+            }
+        };
+        if is_new {
+            events.push(Event::Up(after.clone()));
+        }
+    }
+    events
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::liveness::State;
+    use crate::record::Record;
+
+    fn row(session: &str, endpoint: &str, status: &str, file: &str) -> Row {
+        let mut r = Record::new(session);
+        r.profile = "default".into();
+        r.client = "t".into();
+        r.endpoint = endpoint.into();
+        r.status = status.into();
+        Row {
+            record: r,
+            file: file.into(),
+            live: true,
+            state: State::Live,
+            local: false,
+            conflict_copy: false,
+            age_s: 0.0,
+            claimed_age_s: None,
+            expires_in_s: Some(10.0),
+            superseded_by: None,
+            lost_because: None,
+            redactions: Vec::new(),
+        }
+    }
+
+    fn dead(mut r: Row, ended: bool) -> Row {
+        r.live = false;
+        if ended {
+            r.record.ended_at = Some(1.0);
+        }
+        r
+    }
+
+    fn names(events: &[Event]) -> Vec<String> {
+        events
+            .iter()
+            .map(|e| match e {
+                Event::Up(r) => format!("up {}", r.record.session_id),
+                Event::Update { row, changed } => {
+                    format!("update {} {}", row.record.session_id, changed.join(","))
+                }
+                Event::Down { row, reason } => {
+                    format!("down {} {reason:?}", row.record.session_id)
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn diff_table() {
+        let mut a = row("a", "", "idle", "i.a.json");
+        a.record.started_at = Some(1.0);
+        let mut a_again = a.clone();
+        a_again.record.started_at = Some(7.0);
+        let mut a_refreshed = a.clone();
+        a_refreshed.record.updated_at = Some(5.0);
+        a_refreshed.record.seq = 9;
+        a_refreshed.expires_in_s = Some(90.0);
+        let mut a_working = a.clone();
+        a_working.record.status = "working".into();
+        let s1 = row("run1", "tmux://h/x", "idle", "i.run1.json");
+        let s2 = row("run2", "tmux://h/x", "idle", "i.run2.json");
+        let snap = |rows: Vec<Row>| Snapshot::from_rows(rows);
+        let cases: Vec<(&str, Snapshot, Snapshot, Vec<&str>)> = vec![
+            ("nothing", snap(vec![]), snap(vec![]), vec![]),
+            ("up", snap(vec![]), snap(vec![a.clone()]), vec!["up a"]),
+            (
+                "a plain refresh is not news",
+                snap(vec![a.clone()]),
+                snap(vec![a_refreshed]),
+                vec![],
+            ),
+            (
+                "status change",
+                snap(vec![a.clone()]),
+                snap(vec![a_working]),
+                vec!["update a status"],
+            ),
+            (
+                "cleared",
+                snap(vec![a.clone()]),
+                snap(vec![dead(a.clone(), true)]),
+                vec!["down a Cleared"],
+            ),
+            (
+                "expired",
+                snap(vec![a.clone()]),
+                snap(vec![dead(a.clone(), false)]),
+                vec!["down a Expired"],
+            ),
+            (
+                "file deleted",
+                snap(vec![a.clone()]),
+                snap(vec![]),
+                vec!["down a Cleared"],
+            ),
+            (
+                "cleared and published again between looks",
+                snap(vec![a.clone()]),
+                snap(vec![a_again]),
+                vec!["down a Cleared", "up a"],
+            ),
+            (
+                "successor",
+                snap(vec![s1.clone()]),
+                snap(vec![s2.clone()]),
+                vec!["down run1 Superseded", "up run2"],
+            ),
+            (
+                "successor that is already dead",
+                snap(vec![s1.clone()]),
+                snap(vec![dead(s2.clone(), false)]),
+                vec!["down run1 Superseded"],
+            ),
+        ];
+        for (case, old, new, want) in cases {
+            assert_eq!(names(&diff(&old, &new)), want, "{case}");
+        }
+    }
+
+    #[test]
+    fn losers_never_enter_the_live_set() {
+        let mut loser = row("a", "", "idle", "i.a.sync-conflict-x.json");
+        loser.superseded_by = Some("i.a.json".into());
+        let s = Snapshot::from_rows(vec![row("a", "", "working", "i.a.json"), loser]);
+        assert_eq!(s.live.len(), 1);
+        assert_eq!(s.rows()[0].file, "i.a.json");
+    }
+
+    #[test]
+    fn next_deadline_is_the_earliest() {
+        let mut a = row("a", "", "idle", "a.json");
+        a.expires_in_s = Some(30.0);
+        let mut b = row("b", "", "idle", "b.json");
+        b.expires_in_s = Some(5.0);
+        let s = Snapshot::from_rows(vec![a, b]);
+        assert_eq!(s.next_deadline(100.0), Some(105.0));
+    }
+}
