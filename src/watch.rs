@@ -1,5 +1,5 @@
 //! Watching the presence directory: typed events computed by diffing
-//! successive live sets (the pure comparison is in [`diff`]), with exactly
+//! successive live sets (the pure comparison is in [`mod@diff`]), with exactly
 //! the dedupe and liveness rules of `list`.
 //!
 //! A [`Watcher`] wraps the `notify` crate's recommended watcher (inotify,

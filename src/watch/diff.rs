@@ -63,7 +63,7 @@ impl Event {
     }
 }
 
-/// A dedupe group's key, as the reducer makes it ([`dedupe::group_id`]).
+/// A dedupe group's key, as the reducer makes it ([`crate::dedupe::group_id`]).
 pub(crate) type Key = Box<str>;
 
 #[cfg(test)]
