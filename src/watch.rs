@@ -37,7 +37,7 @@
 //! looked at it keeps its stamp and goes unnoticed until it changes again;
 //! atomic writes (a new inode each time) never do.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -58,7 +58,7 @@ use backend::{Backend, Msg};
 mod diff;
 
 pub use diff::{DownReason, Event};
-use diff::{Key, Snapshot, Winner, diff, newest_first};
+use diff::{Key, Snapshot, diff, newest_first};
 
 /// The shortest poll interval; [`Watcher::new`] raises shorter ones to it.
 /// A poll costs a `stat` of every file, so polling faster only burns CPU.
@@ -495,15 +495,10 @@ impl Watcher {
             let Some((winner, state)) = self.winner(&key, now) else {
                 continue;
             };
-            let Some(p) = self.files.get(&winner).and_then(|k| k.probe.as_ref()) else {
-                continue;
-            };
             if emit {
-                let winner = Winner {
-                    session_id: p.session_id.to_string(),
-                    ended: state == State::Ended,
-                };
-                new.winners.insert(key.clone(), winner);
+                for (session, ended) in self.sessions(&key) {
+                    new.sessions.insert((key.clone(), session), ended);
+                }
             }
             if state != State::Live {
                 continue;
@@ -546,6 +541,18 @@ impl Watcher {
             }
         }
         Some(key)
+    }
+
+    /// Every session with a record in group `key`, and whether any of its
+    /// records is a tombstone.
+    fn sessions(&self, key: &str) -> BTreeMap<String, bool> {
+        let mut out: BTreeMap<String, bool> = BTreeMap::new();
+        for name in self.groups.get(key).into_iter().flatten() {
+            if let Some(p) = self.files.get(name).and_then(|k| k.probe.as_ref()) {
+                *out.entry(p.session_id.to_string()).or_default() |= p.times[2].is_some();
+            }
+        }
+        out
     }
 
     /// The file that speaks for a group at `now`, and its life's state,

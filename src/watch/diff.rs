@@ -71,22 +71,15 @@ fn key(row: &Row) -> Key {
     crate::dedupe::group_id(row.record.group_key())
 }
 
-/// The live set and, for reasons of departure, every group's winner.
+/// The live set and, for reasons of departure, every session that still
+/// has a record in each group.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Snapshot {
     /// Live groups by key.
     pub live: BTreeMap<Key, Row>,
-    /// Every group's winner (live or not) by key.
-    pub winners: BTreeMap<Key, Winner>,
-}
-
-/// What the reason of a departure needs to know of a group's winner.
-#[derive(Debug, Clone)]
-pub(crate) struct Winner {
-    /// Its session.
-    pub session_id: String,
-    /// Whether its life is ended.
-    pub ended: bool,
+    /// `(group, session)` → whether that session's life is ended, for every
+    /// session with a record in the group (live or not).
+    pub sessions: BTreeMap<(Key, String), bool>,
 }
 
 impl Snapshot {
@@ -96,11 +89,9 @@ impl Snapshot {
     pub fn from_rows(rows: Vec<Row>) -> Self {
         let mut s = Snapshot::default();
         for row in rows.into_iter().filter(|r| r.superseded_by.is_none()) {
-            let winner = Winner {
-                session_id: row.record.session_id.clone(),
-                ended: row.record.ended_at.is_some(),
-            };
-            s.winners.insert(key(&row), winner);
+            let ended = row.record.ended_at.is_some();
+            s.sessions
+                .insert((key(&row), row.record.session_id.clone()), ended);
             if row.live {
                 s.live.insert(key(&row), row);
             }
@@ -203,10 +194,13 @@ pub(crate) fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
                 }
             }
             None => {
-                let reason = match new.winners.get(k) {
-                    Some(w) if w.ended => DownReason::Cleared,
-                    Some(w) if w.session_id != before.record.session_id => DownReason::Superseded,
-                    Some(_) => DownReason::Expired,
+                // No live life is left in the group (a live successor is
+                // the arm above): the session ended, expired, or its file
+                // went away.
+                let session = (k.clone(), before.record.session_id.clone());
+                let reason = match new.sessions.get(&session) {
+                    Some(true) => DownReason::Cleared,
+                    Some(false) => DownReason::Expired,
                     // The file is gone: deleted by its writer (Hermes Agent
                     // clears by deleting) or by `expire`.
                     None => DownReason::Cleared,
@@ -344,10 +338,16 @@ mod tests {
                 vec!["down run1 Superseded", "up run2"],
             ),
             (
-                "successor that is already dead",
+                "a newer life that is dead never supersedes: the first expired",
                 snap(vec![s1.clone()]),
-                snap(vec![dead(s2.clone(), false)]),
-                vec!["down run1 Superseded"],
+                snap(vec![dead(s1.clone(), false), dead(s2.clone(), false)]),
+                vec!["down run1 Expired"],
+            ),
+            (
+                "a newer tombstone of another life: the first was deleted",
+                snap(vec![s1.clone()]),
+                snap(vec![dead(s2.clone(), true)]),
+                vec!["down run1 Cleared"],
             ),
         ];
         for (case, old, new, want) in cases {
