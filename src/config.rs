@@ -216,18 +216,32 @@ impl<'de> Deserialize<'de> for DurationSetting {
 
 /// Parses a duration such as `90s`, `5m`, `1h 30m`, `1.5s` or a bare number
 /// of seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let t = text.trim();
     if let Ok(secs) = t.parse::<f64>()
         && secs.is_finite()
         && secs >= 0.0
     {
         // A number too large for a Duration is an error, not a panic.
-        return Duration::try_from_secs_f64(secs)
-            .map_err(|_| format!("invalid duration '{text}': too large"));
+        return Duration::try_from_secs_f64(secs).map_err(|_| DurationError {
+            text: text.into(),
+            why: "too large".into(),
+        });
     }
-    humantime::parse_duration(t)
-        .map_err(|e| format!("invalid duration '{text}': {e} (write e.g. \"90s\", \"5m\", \"1h\")"))
+    humantime::parse_duration(t).map_err(|e| DurationError {
+        text: text.into(),
+        why: e.to_string(),
+    })
+}
+
+/// A duration that [`parse_duration`] cannot read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid duration '{text}': {why} (write e.g. \"90s\", \"5m\", \"1h\")")]
+pub struct DurationError {
+    /// The text as given.
+    pub text: String,
+    /// What is wrong with it.
+    pub why: String,
 }
 
 #[derive(Deserialize)]

@@ -129,7 +129,8 @@ mod text;
 mod watch;
 
 pub use config::{
-    ConfigSource, EXAMPLE as CONFIG_EXAMPLE, Profile, Selection, ShowSet, parse_duration,
+    ConfigSource, DurationError, EXAMPLE as CONFIG_EXAMPLE, Profile, Selection, ShowSet,
+    parse_duration,
 };
 pub use dedupe::LossReason;
 pub use doctor::{Check, Status};

@@ -73,7 +73,7 @@ fn parse_meta(s: &str) -> Result<(String, String), String> {
     }
 }
 
-fn parse_ttl(s: &str) -> Result<Duration, String> {
+fn parse_ttl(s: &str) -> Result<Duration, presence::DurationError> {
     presence::parse_duration(s)
 }
 

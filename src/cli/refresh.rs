@@ -27,7 +27,7 @@ pub struct RefreshArgs {
 }
 
 fn parse_every(s: &str) -> Result<Duration, String> {
-    let d = presence::parse_duration(s)?;
+    let d = presence::parse_duration(s).map_err(|e| e.to_string())?;
     if d.is_zero() {
         return Err("the interval must be above zero".into());
     }
@@ -107,7 +107,7 @@ pub fn run(ctx: &Ctx, args: RefreshArgs) -> anyhow::Result<Exit> {
         regs.iter()
             .map(|r| r.profile().refresh_interval)
             .min()
-            .unwrap_or(Duration::from_secs(30))
+            .unwrap_or(presence::limits::DEFAULT_REFRESH_INTERVAL)
     });
     if interval >= min_ttl {
         return Err(UsageError(format!(

@@ -30,7 +30,7 @@ pub struct WatchArgs {
 /// `--poll`'s value: a duration of at least [`MIN_POLL`] (a usage error
 /// otherwise, as a poll stats every file).
 fn poll_interval(text: &str) -> Result<Duration, String> {
-    let d = presence::parse_duration(text)?;
+    let d = presence::parse_duration(text).map_err(|e| e.to_string())?;
     if d < MIN_POLL {
         return Err(format!(
             "{} is too short; the minimum is {}",
