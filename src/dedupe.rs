@@ -25,6 +25,8 @@
 //! copy for `list --all` and `expire`.
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
+use std::sync::OnceLock;
 
 use crate::liveness::{self, State};
 use crate::record::Record;
@@ -95,6 +97,65 @@ pub(crate) fn group_id((profile, client, target): (&str, &str, &str)) -> Box<str
     s.into()
 }
 
+/// A group or a life as the reducer keys it: a 64-bit SipHash of its parts
+/// under a key drawn at random once per process. No file can aim at a
+/// collision without knowing the key; by chance, two of 100 000 groups
+/// collide with odds of about one in 3·10⁹. Hashing beats allocating the
+/// strings: `list` reduces every file of the directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Digest(u64);
+
+impl Digest {
+    fn of(parts: [&str; 3], started: Option<f64>) -> Digest {
+        static KEY: OnceLock<std::collections::hash_map::RandomState> = OnceLock::new();
+        let mut h = KEY.get_or_init(Default::default).build_hasher();
+        for part in parts {
+            h.write(crate::record::clip(part).as_bytes());
+            // 0xff never occurs in UTF-8: the parts cannot run together.
+            h.write_u8(0xff);
+        }
+        match started {
+            Some(t) => h.write_u64(t.to_bits()),
+            None => h.write_u8(0),
+        }
+        Digest(h.finish())
+    }
+
+    /// The digest of a group key (see [`Record::group_key`]).
+    pub(crate) fn group((profile, client, target): (&str, &str, &str)) -> Digest {
+        Digest::of([profile, client, target], None)
+    }
+
+    /// The digest of a life.
+    pub(crate) fn life(instance: &str, session: &str, started_at: Option<f64>) -> Digest {
+        // A distinct first part keeps a life from ever equalling a group.
+        Digest::of(
+            [instance, session, "\u{1}life"],
+            Some(started_at.unwrap_or(f64::NAN)),
+        )
+    }
+}
+
+/// Digests are random already: a map keyed by them need not hash again.
+#[derive(Default)]
+pub(crate) struct Identity(u64);
+
+impl Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+type ByDigest<V> = HashMap<Digest, V, BuildHasherDefault<Identity>>;
+
 /// One life of a session: the writer instance, the session, and when that
 /// run started (bit-exact; a record without `started_at` is its own life).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -159,6 +220,14 @@ struct Life<T> {
 }
 
 impl<T> Life<T> {
+    fn new() -> Self {
+        Life {
+            open: None,
+            tomb: None,
+            others: Vec::new(),
+        }
+    }
+
     /// The copy that speaks for the life: its newest tombstone if ended, else its newest copy.
     fn speaker(&self) -> Option<&Copy<T>> {
         self.tomb.as_ref().or(self.open.as_ref())
@@ -203,7 +272,7 @@ pub(crate) fn describe<T>(
     ctime: f64,
     now: f64,
     skew: f64,
-) -> (Box<str>, LifeId, Copy<T>) {
+) -> (Digest, Digest, Copy<T>) {
     let copy = Copy {
         file: file.into(),
         updated: record.updated_at.unwrap_or(f64::NEG_INFINITY),
@@ -212,7 +281,8 @@ pub(crate) fn describe<T>(
         state: liveness::state(record, ctime, now, skew),
         item: None,
     };
-    (group_id(record.group_key()), LifeId::of(record), copy)
+    let life = Digest::life(&record.instance_id, &record.session_id, record.started_at);
+    (Digest::group(record.group_key()), life, copy)
 }
 
 /// Why a file lost to its group's winner.
@@ -271,31 +341,69 @@ pub(crate) struct Outcome<T> {
 /// Folds copies into groups and lives; see the module docs.
 #[derive(Debug)]
 pub(crate) struct Reducer<T> {
-    /// Keyed by group and life together, so that adding a copy costs one
-    /// lookup however many lives a (hostile) group holds.
-    lives: HashMap<(Box<str>, LifeId), Life<T>>,
+    groups: ByDigest<Lives<T>>,
     keep_all: bool,
+}
+
+/// The lives of one group: nearly always one, so that one is held inline;
+/// more go in a map, so that adding a copy costs one lookup however many
+/// lives a (hostile) group holds.
+#[derive(Debug)]
+enum Lives<T> {
+    One(Digest, Life<T>),
+    Many(ByDigest<Life<T>>),
+}
+
+impl<T> Lives<T> {
+    fn life(&mut self, id: Digest) -> &mut Life<T> {
+        if let Lives::One(held, _) = self
+            && *held != id
+        {
+            let Lives::One(held, life) = std::mem::replace(self, Lives::Many(ByDigest::default()))
+            else {
+                unreachable!("matched just above")
+            };
+            if let Lives::Many(map) = self {
+                map.insert(held, life);
+            }
+        }
+        match self {
+            Lives::One(_, life) => life,
+            Lives::Many(map) => map.entry(id).or_insert_with(Life::new),
+        }
+    }
+
+    fn into_vec(self) -> Vec<Life<T>> {
+        match self {
+            Lives::One(_, life) => vec![life],
+            Lives::Many(map) => map.into_values().collect(),
+        }
+    }
+
+    fn into_pairs(self) -> Vec<(Digest, Life<T>)> {
+        match self {
+            Lives::One(id, life) => vec![(id, life)],
+            Lives::Many(map) => map.into_iter().collect(),
+        }
+    }
 }
 
 impl<T> Reducer<T> {
     /// A reducer; with `keep_all` it also keeps every losing copy.
     pub(crate) fn new(keep_all: bool) -> Self {
         Reducer {
-            lives: HashMap::new(),
+            groups: ByDigest::default(),
             keep_all,
         }
     }
 
     /// Adds one file of group `key` and life `life`.
-    pub(crate) fn add(&mut self, key: Box<str>, life: LifeId, copy: Copy<T>) {
+    pub(crate) fn add(&mut self, group: Digest, life: Digest, copy: Copy<T>) {
         let keep_all = self.keep_all;
-        self.lives
-            .entry((key, life))
-            .or_insert_with(|| Life {
-                open: None,
-                tomb: None,
-                others: Vec::new(),
-            })
+        self.groups
+            .entry(group)
+            .or_insert_with(|| Lives::One(life, Life::new()))
+            .life(life)
             .add(copy, keep_all);
     }
 
@@ -315,21 +423,23 @@ impl<T> Reducer<T> {
 
     /// Adds everything another reducer (another thread's share) holds.
     pub(crate) fn merge(&mut self, other: Reducer<T>) {
-        for ((key, id), life) in other.lives {
-            let copies = life.open.into_iter().chain(life.tomb).chain(life.others);
-            for copy in copies {
-                self.add(key.clone(), id.clone(), copy);
+        for (group, lives) in other.groups {
+            for (id, life) in lives.into_pairs() {
+                let copies = life.open.into_iter().chain(life.tomb).chain(life.others);
+                for copy in copies {
+                    self.add(group, id, copy);
+                }
             }
         }
     }
 
     /// The groups decided, newest winner first.
     pub(crate) fn finish(self) -> Vec<Outcome<T>> {
-        let mut groups: HashMap<Box<str>, Vec<Life<T>>> = HashMap::new();
-        for ((key, _), life) in self.lives {
-            groups.entry(key).or_default().push(life);
-        }
-        let mut out: Vec<Outcome<T>> = groups.into_values().filter_map(decide).collect();
+        let mut out: Vec<Outcome<T>> = self
+            .groups
+            .into_values()
+            .filter_map(|lives| decide(lives.into_vec()))
+            .collect();
         out.sort_by(|a, b| b.winner.rank().cmp(&a.winner.rank()));
         out
     }

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::change::{Change, Done, Own};
 use crate::config::{Profile, ShowSet};
-use crate::dedupe::{self, LifeId, LossReason, Reducer};
+use crate::dedupe::{self, Digest, LossReason, Reducer};
 use crate::error::{Error, Result};
 use crate::lifecycle::tombstone;
 use crate::liveness::{self, State};
@@ -494,8 +494,8 @@ impl Registry {
                     bytes: raw.bytes.into(),
                 }),
             };
-            let life = LifeId::new(probe.instance_id(), probe.session_id(), probe.started_at);
-            reducer.add(dedupe::group_id(probe.group_key()), life, copy);
+            let life = Digest::life(probe.instance_id(), probe.session_id(), probe.started_at);
+            reducer.add(Digest::group(probe.group_key()), life, copy);
             Ok(())
         };
         let (parts, mut report) = dir.scan_fold_raw(|| Reducer::new(false), fold)?;

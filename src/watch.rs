@@ -44,7 +44,7 @@ use std::time::{Duration, Instant};
 
 use crate::change::Own;
 use crate::config::ShowSet;
-use crate::dedupe::{self, LifeId, Rank, Reducer};
+use crate::dedupe::{self, Digest, Rank, Reducer};
 use crate::error::{Error, Result};
 use crate::liveness::{self, State};
 use crate::record::Probe;
@@ -133,7 +133,8 @@ type GroupId = Key;
 /// The fields of a record that dedupe and liveness need, owned.
 struct Probed {
     key: GroupId,
-    life: LifeId,
+    group: Digest,
+    life: Digest,
     session_id: Box<str>,
     updated_at: Option<f64>,
     seq: u64,
@@ -146,7 +147,8 @@ impl Probed {
     fn new(p: &Probe<'_>, ctime: f64) -> Probed {
         Probed {
             key: dedupe::group_id(p.group_key()),
-            life: LifeId::new(p.instance_id(), p.session_id(), p.started_at),
+            group: Digest::group(p.group_key()),
+            life: Digest::life(p.instance_id(), p.session_id(), p.started_at),
             session_id: p.session_id().into(),
             updated_at: p.updated_at,
             seq: p.seq,
@@ -571,7 +573,7 @@ impl Watcher {
                 state: liveness::state_of(p.times, p.ctime, now, self.skew),
                 item: None,
             };
-            reducer.add(p.key.clone(), p.life.clone(), copy);
+            reducer.add(p.group, p.life, copy);
         }
         let group = reducer.finish().into_iter().next()?;
         Some((group.winner.file, group.state))
