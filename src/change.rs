@@ -31,13 +31,44 @@ pub(crate) struct Current {
 }
 
 impl Current {
-    /// The file holds the life the ledger says this device published there.
+    /// The file holds a copy of the life the ledger says this device
+    /// published there — as written, or changed by another writer that kept
+    /// the life's ids (a sync engine bringing an older version back, or a
+    /// forgery).
     pub fn holds_mine(&self) -> bool {
         match (&self.entry, &self.mine) {
             (Some(e), Some(m)) => holds(e, m),
             _ => false,
         }
     }
+
+    /// The file holds exactly the record this device last wrote there.
+    pub fn holds_written(&self) -> bool {
+        match (&self.entry, &self.mine) {
+            (Some(e), Some(m)) => holds_written(e, m),
+            _ => false,
+        }
+    }
+
+    /// What a rewrite of this device's life starts from: the record as
+    /// this device last wrote it (never the file's fields, which another
+    /// writer may have changed), its `seq` raised to the file's so that
+    /// the rewrite ranks above whatever the file holds. `None` unless the
+    /// file holds a copy of the ledger's life.
+    pub fn base(&self) -> Option<Record> {
+        let (e, m) = (self.entry.as_ref()?, self.mine.as_ref()?);
+        if !holds(e, m) {
+            return None;
+        }
+        let mut r = m.record.clone().unwrap_or_else(|| e.record.clone());
+        r.seq = r.seq.max(e.record.seq);
+        Some(r)
+    }
+}
+
+/// Whether `e` holds exactly the record ledger entry `m` says was written.
+pub(crate) fn holds_written(e: &Entry, m: &ledger::Entry) -> bool {
+    e.kind == NameKind::Record && m.record.as_ref() == Some(&e.record)
 }
 
 /// Whether `e` is a copy of the life ledger entry `m` records.
@@ -90,6 +121,7 @@ fn ledger_entry(file: &str, r: &Record) -> ledger::Entry {
         ended_at: r.ended_at,
         pid: r.pid,
         owner_start: r.owner_start,
+        record: Some(r.clone()),
     }
 }
 
@@ -173,10 +205,11 @@ impl Registry {
 pub(crate) struct Own(std::collections::HashMap<String, ledger::Entry>);
 
 impl Own {
-    /// The ledger entry for `file` if the file's `record` is a copy of its life.
+    /// The ledger entry for `file` if the file holds exactly the record
+    /// this device last wrote there.
     pub fn get(&self, file: &str, kind: NameKind, record: &Record) -> Option<&ledger::Entry> {
         let m = self.0.get(file)?;
-        (kind == NameKind::Record && LifeId::of(record) == life_id(&m.life)).then_some(m)
+        (kind == NameKind::Record && m.record.as_ref() == Some(record)).then_some(m)
     }
 
     /// Every file the ledger knows.
@@ -191,12 +224,15 @@ impl Own {
 }
 
 impl Registry {
-    /// What the ledger says this device published in `dir`.
+    /// What the ledger says this device published in `dir`. For reading
+    /// (list, watch, expire): a ledger that cannot be read counts as empty
+    /// — nothing is starred, and `expire` treats every record by the rules
+    /// for other devices' (which delete less) — rather than failing.
     pub(crate) fn own(&self, dir: &Dir) -> Result<Own> {
         if !dir.exists() {
             return Ok(Own::default());
         }
-        let entries = self.ledger(dir).entries()?;
+        let entries = self.ledger(dir).entries().unwrap_or_default();
         Ok(Own(entries
             .into_iter()
             .map(|e| (e.file.clone(), e))

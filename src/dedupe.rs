@@ -10,8 +10,9 @@
 //! session by one writer: `(instance_id, session_id, started_at)`. The rules:
 //!
 //! - Once any copy of a life is ended (carries `ended_at`), the life is ended
-//!   in every reader, whatever the timestamps of its other copies: no
-//!   conflict copy or late arrival revives it.
+//!   in every reader and every group (a copy left in another group after its
+//!   endpoint changed included), whatever the timestamps of its other
+//!   copies: no conflict copy or late arrival revives it.
 //! - A tombstone ends only its own life; it never hides another life (a
 //!   successor, another device's session on the same endpoint).
 //! - Among the lives of a group, the newest **live** one wins; when none is
@@ -157,7 +158,8 @@ impl Hasher for Identity {
 type ByDigest<V> = HashMap<Digest, V, BuildHasherDefault<Identity>>;
 
 /// One life of a session: the writer instance, the session, and when that
-/// run started (bit-exact; a record without `started_at` is its own life).
+/// run started (bit-exact; the copies of one instance's session that carry no
+/// `started_at`, as Hermes Agent writes them, are one life).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct LifeId {
     instance: Box<str>,
@@ -217,6 +219,9 @@ struct Life<T> {
     tomb: Option<Copy<T>>,
     /// Every other copy (only when the reducer keeps all).
     others: Vec<Copy<T>>,
+    /// A copy of this life in another group (its endpoint changed) is a
+    /// tombstone: the life is over here too.
+    ended_elsewhere: bool,
 }
 
 impl<T> Life<T> {
@@ -225,6 +230,7 @@ impl<T> Life<T> {
             open: None,
             tomb: None,
             others: Vec::new(),
+            ended_elsewhere: false,
         }
     }
 
@@ -234,6 +240,9 @@ impl<T> Life<T> {
     }
 
     fn state(&self) -> State {
+        if self.ended_elsewhere {
+            return State::Ended;
+        }
         match (&self.tomb, &self.open) {
             (Some(_), _) => State::Ended,
             (None, Some(c)) => c.state,
@@ -373,13 +382,6 @@ impl<T> Lives<T> {
         }
     }
 
-    fn into_vec(self) -> Vec<Life<T>> {
-        match self {
-            Lives::One(_, life) => vec![life],
-            Lives::Many(map) => map.into_values().collect(),
-        }
-    }
-
     fn into_pairs(self) -> Vec<(Digest, Life<T>)> {
         match self {
             Lives::One(id, life) => vec![(id, life)],
@@ -435,10 +437,24 @@ impl<T> Reducer<T> {
 
     /// The groups decided, newest winner first.
     pub(crate) fn finish(self) -> Vec<Outcome<T>> {
-        let mut out: Vec<Outcome<T>> = self
-            .groups
-            .into_values()
-            .filter_map(|lives| decide(lives.into_vec()))
+        // A life ends everywhere: a tombstone in one group (say, after the
+        // endpoint changed) ends its copies in every other.
+        let mut groups: Vec<Vec<(Digest, Life<T>)>> =
+            self.groups.into_values().map(Lives::into_pairs).collect();
+        let ended: std::collections::HashSet<Digest> = groups
+            .iter()
+            .flatten()
+            .filter(|(_, life)| life.tomb.is_some())
+            .map(|(id, _)| *id)
+            .collect();
+        if !ended.is_empty() {
+            for (id, life) in groups.iter_mut().flatten() {
+                life.ended_elsewhere = life.tomb.is_none() && ended.contains(id);
+            }
+        }
+        let mut out: Vec<Outcome<T>> = groups
+            .into_iter()
+            .filter_map(|lives| decide(lives.into_iter().map(|(_, l)| l).collect()))
             .collect();
         out.sort_by(|a, b| b.winner.rank().cmp(&a.winner.rank()));
         out
@@ -456,7 +472,7 @@ fn decide<T>(lives: Vec<Life<T>>) -> Option<Outcome<T>> {
     let mut state = State::Expired;
     for (i, life) in lives.into_iter().enumerate() {
         let life_state = life.state();
-        let ended = life.tomb.is_some();
+        let ended = life_state == State::Ended;
         let (speaker, rest) = match (life.tomb, life.open) {
             (Some(t), open) => (t, open),
             (None, Some(o)) => (o, None),
@@ -474,6 +490,8 @@ fn decide<T>(lives: Vec<Life<T>>) -> Option<Outcome<T>> {
         if i == win {
             state = life_state;
             winner = Some(speaker);
+        } else if ended && !speaker.ended {
+            losers.push((speaker, LossReason::LifeEnded));
         } else {
             losers.push((speaker, LossReason::Older));
         }
@@ -717,6 +735,29 @@ mod tests {
                     ),
                 ],
                 vec![("a.json", Ended, vec![("b.json", Older)])],
+            ),
+            (
+                "a tombstone in one group ends its life's copies in another (the endpoint changed)",
+                vec![
+                    (
+                        rec("i", "a", "ssh://old/x", 1.0, NOW - 30.0, 3, false),
+                        "i.a.sync-conflict-20261130-101010-ABCDEFG.json",
+                        fresh,
+                    ),
+                    (
+                        rec("i", "a", "ssh://new/x", 1.0, NOW - 10.0, 4, true),
+                        "i.a.json",
+                        fresh,
+                    ),
+                ],
+                vec![
+                    ("i.a.json", Ended, vec![]),
+                    (
+                        "i.a.sync-conflict-20261130-101010-ABCDEFG.json",
+                        Ended,
+                        vec![],
+                    ),
+                ],
             ),
             (
                 "a new life of the same session after a clear is live",

@@ -120,11 +120,31 @@ pub(crate) fn decide(
     }
     let mut out = Vec::new();
     let mut winners = Vec::new();
+    let life_of = |e: &Entry| {
+        dedupe::Digest::life(
+            &e.record.instance_id,
+            &e.record.session_id,
+            e.record.started_at,
+        )
+    };
     for group in reducer.finish() {
+        // Lives whose live-looking copies go in this pass: their tombstones
+        // stay until a later one, so that should a deletion fail (or reach
+        // another device late), no copy ever outlives the end.
+        let ending: HashSet<dedupe::Digest> = group
+            .losers
+            .iter()
+            .filter(|(_, why)| *why == dedupe::LossReason::LifeEnded)
+            .filter_map(|(copy, _)| copy.item.map(|i| life_of(&entries[i])))
+            .collect();
+        let holds_back = |e: &Entry| e.record.ended_at.is_some() && ending.contains(&life_of(e));
         let mut keep_winner = false;
         for (copy, why) in &group.losers {
             let Some(i) = copy.item else { continue };
             let e = &entries[i];
+            if holds_back(e) {
+                continue;
+            }
             if matches!(e.kind, NameKind::ConflictCopy(_)) {
                 out.push(garbage(e, Reason::ConflictLost, device));
                 continue;
@@ -272,7 +292,7 @@ impl Registry {
             } else if g.own {
                 // Ours: under the lock, only if it is still the version judged.
                 let (done, ()) = self.change(&dir, &g.file, |cur| {
-                    let same = cur.stamp == Some(g.stamp) && cur.holds_mine();
+                    let same = cur.stamp == Some(g.stamp) && cur.holds_written();
                     Ok((if same { Change::Remove } else { Change::Leave }, ()))
                 })?;
                 done == Done::Removed
@@ -288,9 +308,19 @@ impl Registry {
         out.kept = total - out.removed.len();
         if !dry_run {
             // Forget lives whose file is gone (deleted here or by another
-            // device's expire): the ledger must not grow forever.
-            for (file, _) in own.files() {
-                if matches!(dir.stamp(file), Ok(None)) {
+            // device's expire), so the ledger does not grow forever — but
+            // only once no copy of them can be live anywhere: a file only
+            // briefly absent (a sync engine deleting and re-creating it)
+            // must not lose its owner, and an ended life is remembered as
+            // long as a late copy of it could show up live.
+            let horizon = limits::secs(limits::MAX_TTL) + policy.skew;
+            for (file, m) in own.files() {
+                let done_with = match (m.ended_at, m.record.as_ref()) {
+                    (Some(ended), _) => now > ended + horizon,
+                    (None, Some(r)) => r.expires_at.is_none_or(|x| now > x + policy.skew),
+                    (None, None) => true,
+                };
+                if done_with && matches!(dir.stamp(file), Ok(None)) {
                     self.change(&dir, file, |_| Ok((Change::Forget, ())))?;
                 }
             }
@@ -469,6 +499,37 @@ mod tests {
                     ended(entry("i.a.json", ME, NOW, NOW - 700.0), NOW - 700.0),
                     {
                         let mut e = entry("j.a.json", "other", NOW - 800.0, NOW - 5.0);
+                        e.record.expires_at = Some(NOW + 100.0);
+                        e
+                    },
+                ],
+                false,
+                vec![("j.a.json", EndedLife)],
+            ),
+            (
+                "a losing life's tombstone stays while its live-looking copies go",
+                vec![
+                    {
+                        let mut e = entry("k.a.json", "other", NOW - 5.0, NOW - 5.0);
+                        e.record.instance_id = "k".into();
+                        e
+                    },
+                    {
+                        let mut e = ended(
+                            entry(
+                                "j.a.sync-conflict-20261130-101010-ABCDEFG.json",
+                                "other",
+                                NOW - 50.0,
+                                NOW - 4000.0,
+                            ),
+                            NOW - 4000.0,
+                        );
+                        e.record.instance_id = "j".into();
+                        e
+                    },
+                    {
+                        let mut e = entry("j.a.json", "other", NOW - 60.0, NOW - 5.0);
+                        e.record.instance_id = "j".into();
                         e.record.expires_at = Some(NOW + 100.0);
                         e
                     },

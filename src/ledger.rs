@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::local::{LocalDirs, make_private_dir, short_hex};
+use crate::record::Record;
 
 /// Entries larger than this are corrupt: a real one is a few hundred bytes.
 const MAX_ENTRY: u64 = 64 * 1024;
@@ -63,6 +64,12 @@ pub(crate) struct Entry {
     /// The owner's start time (see [`crate::owner`]); `None`: no owner.
     #[serde(default)]
     pub owner_start: Option<u64>,
+    /// The record exactly as this device last wrote it. A file is this
+    /// device's only while it holds exactly this; and every rewrite starts
+    /// from this copy, never from the file, which another device may have
+    /// changed while keeping the life's ids.
+    #[serde(default)]
+    pub record: Option<Record>,
 }
 
 impl PartialEq for Entry {
@@ -73,6 +80,7 @@ impl PartialEq for Entry {
             && same_time(self.ended_at, other.ended_at)
             && self.pid == other.pid
             && self.owner_start == other.owner_start
+            && self.record == other.record
     }
 }
 
@@ -203,10 +211,11 @@ fn read(path: &Path, file: &str) -> Result<Option<Entry>> {
         .open(path)
     {
         Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        // O_NOFOLLOW on a symlink.
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
-        Err(e) => return Err(err(e)),
+        // Missing, a symlink (O_NOFOLLOW), or anything that cannot be
+        // opened (a socket, an entry another user owns after a `sudo`
+        // run): not this device's, like a damaged entry — one bad entry
+        // must never stop a listing or hide the others.
+        Err(_) => return Ok(None),
     };
     let meta = f.metadata().map_err(err)?;
     if !meta.is_file() || meta.len() > MAX_ENTRY {
@@ -239,6 +248,7 @@ mod tests {
             ended_at: None,
             pid: 42,
             owner_start: Some(7),
+            record: None,
         }
     }
 
@@ -357,6 +367,18 @@ mod tests {
             l.get("d.s.json").unwrap(),
             Some(entry("d.s.json", "s", 5.0))
         );
+    }
+
+    #[test]
+    fn an_entry_that_cannot_be_opened_is_passed_over() {
+        let tmp = tempfile::tempdir().unwrap();
+        let l = ledger(tmp.path(), "/srv/sync/presence");
+        l.put(&entry("a.s.json", "s", 1.0)).unwrap();
+        // A socket cannot be opened (ENXIO): before, it failed the listing.
+        let _sock = std::os::unix::net::UnixListener::bind(l.dir.join("b.s.json")).unwrap();
+        assert_eq!(l.get("b.s.json").unwrap(), None);
+        let files: Vec<String> = l.entries().unwrap().into_iter().map(|e| e.file).collect();
+        assert_eq!(files, ["a.s.json"]);
     }
 
     #[test]

@@ -86,6 +86,19 @@ pub(crate) fn tombstone(mut record: Record, now: f64, skew: f64) -> Record {
     record
 }
 
+/// The tombstone to write for `base` (what this device last wrote for a
+/// life, see [`crate::change::Current::base`]) at `now`: a new one, or — when
+/// the life had already ended here and a sync engine brought a live copy
+/// back — the same end written again, ranked above that copy.
+pub(crate) fn end_of(mut base: Record, now: f64, skew: f64) -> Record {
+    if base.ended_at.is_some() {
+        base.seq = base.seq.saturating_add(1);
+        base
+    } else {
+        tombstone(base, now, skew)
+    }
+}
+
 /// `record` re-published at `now`, keeping its own ttl.
 fn refreshed(mut record: Record, now: f64) -> Record {
     let ttl = liveness::record_ttl(&record);
@@ -115,7 +128,8 @@ impl Registry {
                         && LifeId::of(&e.record) == life
                         && e.record.ended_at.is_none() =>
                 {
-                    let tomb = tombstone(e.record.clone(), now, skew);
+                    let base = cur.base().unwrap_or_else(|| e.record.clone());
+                    let tomb = tombstone(base, now, skew);
                     (Change::Write(Box::new(tomb.clone())), Some(tomb))
                 }
                 _ => (Change::Leave, None),
@@ -181,13 +195,13 @@ impl Registry {
                 let unchanged = cur.stamp == Some(step.stamp)
                     && cur.holds_mine()
                     && cur.mine.as_ref().is_some_and(|m| m.life == step.life);
-                let Some(e) = cur.entry.as_ref().filter(|_| unchanged) else {
+                // From what this device wrote, never from the file's fields.
+                let Some(r) = cur.base().filter(|_| unchanged) else {
                     return Ok((Change::Leave, ()));
                 };
-                let r = e.record.clone();
                 let new = match step.kind {
                     StepKind::Refresh => refreshed(r, now),
-                    _ => tombstone(r, now, skew),
+                    _ => end_of(r, now, skew),
                 };
                 Ok((Change::Write(Box::new(new)), ()))
             })?;

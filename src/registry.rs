@@ -12,7 +12,7 @@ use crate::change::{Change, Done, Own};
 use crate::config::{Profile, ShowSet};
 use crate::dedupe::{self, Digest, LossReason, Reducer};
 use crate::error::{Error, Result};
-use crate::lifecycle::tombstone;
+use crate::lifecycle::end_of;
 use crate::liveness::{self, State};
 use crate::local::{self, LocalDirs};
 use crate::owner;
@@ -373,7 +373,8 @@ impl Registry {
                     // protected; whatever another device wrote (or planted)
                     // here is replaced, so a planted file never stops a
                     // publish nor keeps `run` from starting its command.
-                    if live && label(&old.record.profile) != label(&new.profile) {
+                    let mine = cur.mine.as_ref().map_or("", |m| m.label.as_str());
+                    if live && label(mine) != label(&new.profile) {
                         return Err(Error::InvalidRecord {
                             field: "instance_id".into(),
                             message: format!(
@@ -518,7 +519,9 @@ impl Registry {
             };
             match raw.parse() {
                 Ok(entry) => {
-                    if !each(self.row(entry, &own, now, skew)) {
+                    let mut row = self.row(entry, &own, now, skew);
+                    row.mark_life(group.state);
+                    if !each(row) {
                         break;
                     }
                 }
@@ -690,8 +693,11 @@ impl Registry {
                     // Live, or a live copy of a life this device already
                     // ended (a sync engine brought an older copy back):
                     // either way the tombstone is (re)written.
-                    Some(e) => {
-                        let tomb = tombstone(e.record.clone(), now, skew);
+                    Some(_) => {
+                        let base = cur.base().ok_or(Error::Ended {
+                            file: planned.file.clone(),
+                        })?;
+                        let tomb = end_of(base, now, skew);
                         (
                             Change::Write(Box::new(tomb.clone())),
                             ClearStep::Ended(Box::new(tomb)),

@@ -492,6 +492,10 @@ impl Watcher {
                 now_live.push((key.clone(), None));
             }
         }
+        // The files read in this batch: a winner among them that was not the
+        // batch's newest in its group was read but not kept, so it is read
+        // again rather than taken from the last batch.
+        let read_now: HashSet<&str> = changed.iter().map(|n| &**n).collect();
         let mut next = Vec::new();
         for (key, before) in now_live {
             let Some((winner, state)) = self.winner(&key, now) else {
@@ -513,7 +517,7 @@ impl Watcher {
             let live = match (read, before) {
                 (Some(bytes), _) => self.live_row(&winner, &bytes, now),
                 // Its file did not change (another file of the group did).
-                (None, Some(l)) if l.row.file == *winner => Some(l),
+                (None, Some(l)) if l.row.file == *winner && !read_now.contains(&*winner) => Some(l),
                 (None, _) => self.reread(dir, &winner, now),
             };
             if let Some(mut l) = live.filter(|l| l.row.live) {

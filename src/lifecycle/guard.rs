@@ -124,7 +124,8 @@ impl Shared {
             }) else {
                 return Ok((Change::Leave, None));
             };
-            let mut r = e.record.clone();
+            // From what this device wrote, never from the file's fields.
+            let mut r = cur.base().unwrap_or_else(|| e.record.clone());
             change(&mut r);
             crate::registry::refuse_credential_ids(&r)?;
             let redactions = redact::redact_record(&mut r);

@@ -485,3 +485,27 @@ fn require_tool_fails_the_test_when_the_tool_is_missing() {
     let w = World::new();
     require_tool_on("syncthing", w.tmp.path().as_os_str());
 }
+
+/// `cmd` with this device's wall clock shifted by `offset` (libfaketime
+/// syntax, e.g. `+10m`). The monotonic clock stays true, as on a real device
+/// whose wall clock is wrong.
+pub fn faked(mut cmd: Command, offset: &str) -> Command {
+    cmd.env("LD_PRELOAD", libfaketime())
+        .env("FAKETIME", offset)
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+    cmd
+}
+
+/// libfaketime's preload library (Debian package `faketime`).
+pub fn libfaketime() -> String {
+    for p in [
+        "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+        "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
+        "/usr/lib/faketime/libfaketime.so.1",
+    ] {
+        if Path::new(p).exists() {
+            return p.to_string();
+        }
+    }
+    missing("libfaketime", "faketime")
+}

@@ -291,31 +291,29 @@ fn expire_removes_exactly_the_garbage() {
         id
     };
     // This device's records are published for real (so its ledger knows
-    // them), then aged in place: same life, older times.
-    let own = |sid: &str, updated: f64, ended: Option<f64>| {
-        a.publish(sid, &["--instance", "h-own"]);
+    // them exactly as written), by a clock set back `ago` seconds; a record
+    // merely edited in place would be another writer's.
+    let own = |sid: &str, ago: u32, end: bool| {
+        let back = format!("-{ago}");
+        run_ok(faked(a.cmd(), &back).args(["publish", "--session", sid, "--instance", "h-own"]));
+        if end {
+            run_ok(faked(a.cmd(), &back).args(["clear", "--session", sid]));
+        }
         let path = dir.join(format!("h-own.{sid}.json"));
-        let mut r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(r["device_id"], me.as_str());
-        r["updated_at"] = json!(updated);
-        r["expires_at"] = json!(ended.unwrap_or(updated + 90.0));
-        r["ended_at"] = json!(ended);
-        r
+        let updated = r["updated_at"].as_f64().unwrap();
+        assert!(
+            (t - f64::from(ago) - updated).abs() < 30.0,
+            "the clock was set back: {r}"
+        );
     };
     let foreign = |sid: &str, updated: f64| {
         json!({"session_id": sid, "profile": "default", "client": "terminal", "device_id": "other",
                "instance_id": "h-other", "updated_at": updated, "expires_at": updated + 90.0, "seq": 1})
     };
-    write_record(
-        &dir,
-        "h-own.old-tomb.json",
-        &own("old-tomb", t - 700.0, Some(t - 700.0)),
-    );
-    write_record(
-        &dir,
-        "h-own.expired-own.json",
-        &own("expired-own", t - 1000.0, None),
-    );
+    own("old-tomb", 700, true);
+    own("expired-own", 1000, false);
     write_record(&dir, "h-other.live.json", &foreign("live", t - 5.0));
     write_record(&dir, "h-other.recent.json", &foreign("recent", t - 500.0));
     write_record(

@@ -589,3 +589,52 @@ fn clear_wins_over_refresh_from_another_environment_of_the_same_device() {
         lost.len()
     );
 }
+
+#[test]
+fn a_rewrite_of_this_devices_file_that_keeps_the_life_ids_is_never_adopted() {
+    // Another device rewrites this device's own file, keeping the ids of its
+    // life (all readable) but changing the owner, the label and the title.
+    let w = World::new();
+    let a = w.device("a");
+    let owner = Owner::start();
+    a.publish("s", &["--owner-pid", &owner.pid(), "--title", "ours"]);
+    let file = record_file(&w.shared(), "s");
+    let path = w.shared().join(&file);
+    let ours = read_json(&path);
+    let mut planted = ours.clone();
+    planted["title"] = json!("planted");
+    planted["pid"] = json!(1);
+    planted["owner_start"] = Value::Null;
+    planted["profile"] = json!("evil");
+    planted["seq"] = json!(ours["seq"].as_u64().unwrap() + 5);
+    write_record(&w.shared(), &file, &planted);
+
+    // Not this device's as it stands: not starred.
+    let rows = a.list(&["--all-profiles"]);
+    let row = rows.iter().find(|r| r.session_id == "s").expect("listed");
+    assert_eq!(row.title, "planted");
+    assert!(
+        !row.local,
+        "a rewritten file is listed as this device's: {row:#?}"
+    );
+
+    // refresh asks after the owner this device recorded (alive), and writes
+    // this device's own record back, above the planted seq.
+    let out: JsonRefresh = a.json(&["refresh", "--json"]);
+    assert_eq!(out.refreshed_files, vec![file.clone()], "{out:?}");
+    let now_on_disk = read_json(&path);
+    assert_eq!(now_on_disk["title"], "ours");
+    assert_eq!(now_on_disk["profile"], ours["profile"]);
+    assert_eq!(now_on_disk["owner_start"], ours["owner_start"]);
+    assert!(now_on_disk["seq"].as_u64().unwrap() > planted["seq"].as_u64().unwrap());
+    let rows = a.list(&[]);
+    assert!(
+        rows.iter()
+            .any(|r| r.session_id == "s" && r.local && r.title == "ours")
+    );
+
+    // And clear still ends the life.
+    a.run(&["clear", "--session", "s"]).success();
+    assert!(read_json(&path)["ended_at"].as_f64().is_some());
+    drop(owner);
+}

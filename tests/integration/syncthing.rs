@@ -63,16 +63,6 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// `cmd` with this device's wall clock shifted by `offset` (libfaketime
-/// syntax, e.g. `+10m`). The monotonic clock stays true, as on a real device
-/// whose wall clock is wrong.
-fn faked(mut cmd: Command, offset: &str) -> Command {
-    cmd.env("LD_PRELOAD", libfaketime())
-        .env("FAKETIME", offset)
-        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
-    cmd
-}
-
 fn report(what: &str, d: Duration) {
     println!("syncthing e2e: {what}: {:.2} s", d.as_secs_f64());
 }
@@ -400,20 +390,6 @@ fn syncthing_publish_update_clear_and_expire_reach_the_other_device() {
         !p.b.folder.join(&file).exists()
     });
     report("3 expire on A -> file deleted on B", d);
-}
-
-/// libfaketime's preload library (Debian package `faketime`).
-fn libfaketime() -> String {
-    for p in [
-        "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
-        "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
-        "/usr/lib/faketime/libfaketime.so.1",
-    ] {
-        if Path::new(p).exists() {
-            return p.to_string();
-        }
-    }
-    missing("libfaketime", "faketime")
 }
 
 #[test]
