@@ -55,14 +55,26 @@ impl Current {
     /// writer may have changed), its `seq` raised to the file's so that
     /// the rewrite ranks above whatever the file holds. `None` unless the
     /// file holds a copy of the ledger's life.
+    ///
+    /// When the file is gone (another device's `expire`, a user's `rm`, a
+    /// sync engine's delete), the base is what this device last wrote: only
+    /// this device's own `clear` ends its lives.
     pub fn base(&self) -> Option<Record> {
-        let (e, m) = (self.entry.as_ref()?, self.mine.as_ref()?);
+        let m = self.mine.as_ref()?;
+        let Some(e) = self.entry.as_ref() else {
+            return m.record.clone().filter(|_| self.gone());
+        };
         if !holds(e, m) {
             return None;
         }
         let mut r = m.record.clone().unwrap_or_else(|| e.record.clone());
         r.seq = r.seq.max(e.record.seq);
         Some(r)
+    }
+
+    /// The file is absent (not merely unreadable).
+    pub fn gone(&self) -> bool {
+        self.entry.is_none() && self.stamp.is_none()
     }
 }
 

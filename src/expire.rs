@@ -90,14 +90,19 @@ pub(crate) struct Policy {
     pub gc_after: f64,
 }
 
-/// When a record stopped being live, on this machine's clock: a tombstone
-/// when it arrived; otherwise its deadline (see [`liveness::deadline`]); a
-/// record without `expires_at` when it arrived.
+/// When a record stopped being live, on this machine's clock, and never
+/// before it last arrived here: a tombstone or a record without `expires_at`
+/// when it arrived; otherwise its deadline (see [`liveness::deadline`]), or
+/// its arrival if that is later. The writer's timestamps alone never make a
+/// record garbage: one whose writer's clock runs hours behind looks long
+/// expired, but while its refreshes keep arriving it is never deleted.
 fn dead_since(e: &Entry, skew: f64) -> f64 {
     if e.record.ended_at.is_some() {
         return e.ctime;
     }
-    liveness::deadline(&e.record, e.ctime, skew).unwrap_or(e.ctime)
+    liveness::deadline(&e.record, e.ctime, skew)
+        .unwrap_or(e.ctime)
+        .max(e.ctime)
 }
 
 /// Decides what to delete. `device` is this device's id; `owner_alive` says
@@ -439,6 +444,25 @@ mod tests {
             (
                 "foreign with a clock ahead, dead by local age",
                 vec![entry("o.b.json", "other", NOW + 86_400.0, NOW - 7200.0)],
+                false,
+                vec![("o.b.json", Garbage)],
+            ),
+            // Writer clock 2 h behind, refreshing: every copy looks long
+            // expired by its own times, but it keeps arriving here.
+            (
+                "foreign with a clock 2 h behind that keeps arriving stays",
+                vec![entry("o.b.json", "other", NOW - 7200.0, NOW - 5.0)],
+                false,
+                vec![],
+            ),
+            (
+                "foreign with a clock 2 h behind that stopped arriving goes after gc_after",
+                vec![entry(
+                    "o.b.json",
+                    "other",
+                    NOW - 7200.0 - 3700.0,
+                    NOW - 3700.0,
+                )],
                 false,
                 vec![("o.b.json", Garbage)],
             ),

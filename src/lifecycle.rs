@@ -45,7 +45,8 @@ pub struct RefreshStep {
     /// What to do.
     pub kind: StepKind,
     life: ledger::Life,
-    stamp: Stamp,
+    /// The version planned on; `None`: the file was gone.
+    stamp: Option<Stamp>,
 }
 
 /// What a refresh pass did.
@@ -155,13 +156,23 @@ impl Registry {
             if !any_label && crate::record::label_of(&mine.label) != label {
                 continue;
             }
-            let Ok(Some(e)) = dir.read_entry(&mine.file) else {
-                continue;
+            let stamp = match dir.read_entry(&mine.file) {
+                Ok(Some(e)) if crate::change::holds(&e, &mine) && e.record.ended_at.is_none() => {
+                    Some(e.stamp)
+                }
+                // Gone while this device's ledger says the life goes on
+                // (another device's expire, a user's rm): written again if
+                // its owner still runs. Only this device's clear ends a life.
+                Ok(None) if mine.ended_at.is_none() && mine.record.is_some() => None,
+                _ => continue,
             };
-            if !crate::change::holds(&e, &mine) || e.record.ended_at.is_some() {
-                continue;
-            }
             let kind = match (mine.ended_at, mine.owner_start) {
+                (None, _) if stamp.is_none() => match mine.owner_start {
+                    Some(start) if owner::owner_state(mine.pid, start) == OwnerState::Alive => {
+                        StepKind::Refresh
+                    }
+                    _ => continue,
+                },
                 (Some(_), _) => StepKind::Clear,
                 (None, None) => StepKind::Leave,
                 (None, Some(start)) => match owner::owner_state(mine.pid, start) {
@@ -173,7 +184,7 @@ impl Registry {
                 file: mine.file,
                 kind,
                 life: mine.life,
-                stamp: e.stamp,
+                stamp,
             });
         }
         Ok(steps)
@@ -192,8 +203,8 @@ impl Registry {
                 continue;
             }
             let (done, ()) = self.change(&dir, &step.file, |cur| {
-                let unchanged = cur.stamp == Some(step.stamp)
-                    && cur.holds_mine()
+                let unchanged = cur.stamp == step.stamp
+                    && (cur.holds_mine() || cur.gone())
                     && cur.mine.as_ref().is_some_and(|m| m.life == step.life);
                 // From what this device wrote, never from the file's fields.
                 let Some(r) = cur.base().filter(|_| unchanged) else {

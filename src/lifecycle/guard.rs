@@ -116,16 +116,22 @@ impl Shared {
         let strict = self.strict;
         let dir = self.registry.dir.open()?;
         let (done, written) = self.registry.change(&dir, &self.file, |cur| {
-            let Some(e) = cur.entry.as_ref().filter(|e| {
-                cur.holds_mine()
-                    && LifeId::of(&e.record) == life
-                    && e.record.ended_at.is_none()
-                    && cur.mine.as_ref().is_some_and(|m| m.ended_at.is_none())
-            }) else {
+            let ongoing = cur
+                .mine
+                .as_ref()
+                .is_some_and(|m| m.ended_at.is_none() && crate::change::life_id(&m.life) == life);
+            // The file holds this life, still going — or is gone (another
+            // device's expire, a user's rm): only this guard ends its life.
+            let held = cur.entry.as_ref().is_some_and(|e| {
+                cur.holds_mine() && LifeId::of(&e.record) == life && e.record.ended_at.is_none()
+            });
+            if !ongoing || !(held || cur.gone()) {
+                return Ok((Change::Leave, None));
+            }
+            // From what this device wrote, never from the file's fields.
+            let Some(mut r) = cur.base() else {
                 return Ok((Change::Leave, None));
             };
-            // From what this device wrote, never from the file's fields.
-            let mut r = cur.base().unwrap_or_else(|| e.record.clone());
             change(&mut r);
             crate::registry::refuse_credential_ids(&r)?;
             let redactions = redact::redact_record(&mut r);
@@ -315,6 +321,35 @@ mod tests {
             .record;
         assert_eq!(before, after);
         assert_eq!(after.status, "ended");
+    }
+
+    #[test]
+    fn a_guard_whose_file_was_deleted_writes_it_again() {
+        let f = fixture();
+        let guard = f.reg.keep_alive(&req("g", None)).unwrap();
+        let path = f.reg.profile.dir.join(guard.file());
+        let started = guard.record().started_at;
+        // Another device's expire, or a user's rm: only the guard ends its life.
+        std::fs::remove_file(&path).unwrap();
+        guard.update(|r| r.status = "working".into()).unwrap();
+        assert!(guard.is_active());
+        let back = store::read_entry(&f.reg.profile.dir, guard.file())
+            .unwrap()
+            .unwrap()
+            .record;
+        assert_eq!(
+            (back.status.as_str(), back.started_at),
+            ("working", started)
+        );
+        drop(guard);
+        let end = store::read_entry(
+            &f.reg.profile.dir,
+            &path.file_name().unwrap().to_string_lossy(),
+        )
+        .unwrap()
+        .unwrap()
+        .record;
+        assert!(end.ended_at.is_some());
     }
 
     #[test]

@@ -638,3 +638,47 @@ fn a_rewrite_of_this_devices_file_that_keeps_the_life_ids_is_never_adopted() {
     assert!(read_json(&path)["ended_at"].as_f64().is_some());
     drop(owner);
 }
+
+#[test]
+fn a_live_record_deleted_by_someone_else_is_written_again_by_refresh() {
+    let w = World::new();
+    let a = w.device("a");
+    let owner = Owner::start();
+    a.publish("s", &["--owner-pid", &owner.pid(), "--title", "ours"]);
+    let file = record_file(&w.shared(), "s");
+    let path = w.shared().join(&file);
+    let before = read_json(&path);
+    // Another device's expire, a user's rm: the file goes, the session runs on.
+    std::fs::remove_file(&path).unwrap();
+    assert!(a.list(&[]).is_empty());
+    let out: JsonRefresh = a.json(&["refresh", "--json"]);
+    assert_eq!(out.refreshed_files, vec![file.clone()], "{out:?}");
+    let after = read_json(&path);
+    assert_eq!(
+        after["started_at"], before["started_at"],
+        "the same life goes on"
+    );
+    assert_eq!(after["title"], "ours");
+    assert!(after["seq"].as_u64() > before["seq"].as_u64());
+    assert!(a.list(&[]).iter().any(|r| r.session_id == "s" && r.local));
+
+    // Once the owner is gone, a deleted record is not written again.
+    drop(owner);
+    std::fs::remove_file(&path).unwrap();
+    let out: JsonRefresh = a.json(&["refresh", "--json"]);
+    assert!(
+        out.refreshed_files.is_empty() && out.cleared_files.is_empty(),
+        "{out:?}"
+    );
+    assert!(!path.exists());
+
+    // And a session this device cleared is never written again.
+    let owner = Owner::start();
+    a.publish("t", &["--owner-pid", &owner.pid()]);
+    let t = w.shared().join(record_file(&w.shared(), "t"));
+    a.run(&["clear", "--session", "t"]).success();
+    std::fs::remove_file(&t).unwrap();
+    let out: JsonRefresh = a.json(&["refresh", "--json"]);
+    assert!(out.refreshed_files.is_empty(), "{out:?}");
+    assert!(!t.exists());
+}
