@@ -30,9 +30,14 @@ pub(super) fn listing(registry: &Registry, now: f64) -> Result<Listing, Check> {
 
 /// `device`: one check per device, with its record count and clock.
 pub(super) fn devices(listing: &Listing, p: &Profile) -> Vec<Check> {
-    // Records per device, and each device's clock offset: ctime − updated_at
-    // is how far behind ours its clock runs, plus the sync delay.
-    let mut devices: BTreeMap<String, (usize, Vec<f64>)> = BTreeMap::new();
+    // Each record gives a sample of its writer's clock: `updated_at − ctime`
+    // is how far the writer's clock runs ahead of ours, minus the delay the
+    // copy took to arrive. Delays are never negative, so the largest sample
+    // is the best estimate of the offset (a copy that waited out an outage
+    // only gives a smaller one). Every record counts, live or not: the
+    // records of a device whose clock runs far behind arrive already
+    // expired, and are exactly the ones that must be looked at.
+    let mut devices: BTreeMap<String, (usize, Option<f64>)> = BTreeMap::new();
     for r in &listing.rows {
         let name = if r.local {
             "this device".to_string()
@@ -47,36 +52,47 @@ pub(super) fn devices(listing: &Listing, p: &Profile) -> Vec<Check> {
         };
         let entry = devices.entry(name).or_default();
         entry.0 += 1;
-        if let Some(claimed) = r.claimed_age_s
-            && r.live
-        {
-            entry.1.push(claimed - r.age_s);
+        if let Some(claimed) = r.claimed_age_s {
+            let sample = r.age_s - claimed;
+            if sample.is_finite() {
+                entry.1 = Some(entry.1.map_or(sample, |m: f64| m.max(sample)));
+            }
         }
     }
+    let tolerance = p.skew.as_secs_f64();
     let mut out = Vec::new();
-    for (device, (count, mut skews)) in devices {
-        skews.sort_by(f64::total_cmp);
-        let skew = skews.get(skews.len() / 2).copied();
-        let (status, clock) = match skew {
-            Some(s) if s.abs() > p.skew.as_secs_f64() => (
+    for (device, (count, offset)) in devices {
+        let (status, clock, fix) = match offset {
+            Some(o) if o < -tolerance => (
+                Status::Fail,
+                format!(
+                    "clock about {:.0} s behind ours, beyond the skew tolerance ({}): its \
+                     records arrive already expired and its sessions never show here",
+                    -o,
+                    humantime::format_duration(p.skew)
+                ),
+                Some("set up NTP on that device (or, for now, raise `skew` here)".to_string()),
+            ),
+            Some(o) if o > tolerance => (
                 Status::Warn,
                 format!(
-                    "clock about {s:.0} s {} ours, beyond the skew tolerance",
-                    if s > 0.0 { "behind" } else { "ahead of" }
+                    "clock about {o:.0} s ahead of ours: its sessions still show and vanish \
+                     on time here, but its clock needs fixing"
                 ),
+                Some("set up NTP on that device".to_string()),
             ),
-            Some(s) => (
+            Some(o) => (
                 Status::Ok,
-                format!("clock within {:.0} s of ours", s.abs().ceil()),
+                format!("clock within {:.0} s of ours", o.abs().ceil()),
+                None,
             ),
-            None => (Status::Ok, "no live record to estimate its clock".into()),
+            None => (Status::Ok, "no record to estimate its clock".into(), None),
         };
         out.push(check(
             "device",
             status,
             format!("{device}: {count} record(s), {clock}"),
-            (status == Status::Warn)
-                .then(|| "set up NTP on that device, or raise `skew`".to_string()),
+            fix,
         ));
     }
     out

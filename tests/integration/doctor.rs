@@ -125,3 +125,55 @@ fn doctor_fails_on_a_broken_setup() {
         "{human}"
     );
 }
+
+#[test]
+fn doctor_judges_each_devices_clock_from_every_record_it_sent() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("mine", &[]);
+    let t = now();
+    let record = |sid: &str, device: &str, host: &str, writer_now: f64| {
+        json!({"session_id": sid, "profile": "default", "client": "terminal", "device_id": device,
+               "host": host, "instance_id": host, "updated_at": writer_now,
+               "expires_at": writer_now + 90.0, "started_at": writer_now, "seq": 1})
+    };
+    // Arriving now from a writer 15 min behind: already expired, never shown.
+    write_record(
+        &w.shared(),
+        "slow.s.json",
+        &record("s", &"a".repeat(32), "slow", t - 900.0),
+    );
+    let checks = doctor(&a, 1);
+    let slow: Vec<&JsonCheck> = checks
+        .iter()
+        .filter(|c| c.message.contains("(slow)"))
+        .collect();
+    assert_eq!(slow.len(), 1, "{checks:#?}");
+    assert_eq!(slow[0].status, "fail", "{slow:#?}");
+    assert!(slow[0].message.contains("behind"), "{slow:#?}");
+    assert!(
+        slow[0].fix.as_deref().unwrap_or("").contains("NTP"),
+        "{slow:#?}"
+    );
+
+    // A writer 15 min ahead: its sessions show; a warning, with the right sign.
+    std::fs::remove_file(w.shared().join("slow.s.json")).unwrap();
+    write_record(
+        &w.shared(),
+        "fast.f.json",
+        &record("f", &"b".repeat(32), "fast", t + 900.0),
+    );
+    let checks = doctor(&a, 0);
+    let fast: Vec<&JsonCheck> = checks
+        .iter()
+        .filter(|c| c.message.contains("(fast)"))
+        .collect();
+    assert_eq!(fast.len(), 1, "{checks:#?}");
+    assert_eq!(fast[0].status, "warn", "{fast:#?}");
+    assert!(fast[0].message.contains("ahead"), "{fast:#?}");
+    let mine: Vec<&JsonCheck> = checks
+        .iter()
+        .filter(|c| c.message.starts_with("this device"))
+        .collect();
+    assert_eq!(mine[0].status, "ok", "{mine:#?}");
+}
