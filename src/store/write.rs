@@ -49,7 +49,8 @@ impl Dir {
     /// [`Dir::replace_if_unchanged`] whatever the file holds (tests).
     #[cfg(test)]
     pub fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<()> {
-        self.write_atomic_if(name, bytes, |_| true).map(|_| ())
+        self.write_atomic_if(name, bytes, |_| true, false)
+            .map(|_| ())
     }
 
     /// Writes `bytes` to `name` atomically — a temp file
@@ -73,6 +74,10 @@ impl Dir {
             name,
             bytes,
             |dir| matches!(dir.stamp(name), Ok(current) if current == expected),
+            // Where the file was absent, one created since (a sync engine
+            // takes no lock) is never overwritten: the rename refuses to
+            // replace it.
+            expected.is_none(),
         )
     }
 
@@ -81,6 +86,7 @@ impl Dir {
         name: &str,
         bytes: &[u8],
         still: impl FnOnce(&Dir) -> bool,
+        no_replace: bool,
     ) -> Result<bool> {
         use rustix::fs::{AtFlags, Mode, OFlags};
         use rustix::io::Errno;
@@ -115,7 +121,30 @@ impl Dir {
                 if !still(self) {
                     return Ok(false);
                 }
-                rustix::fs::renameat(&handle.0, tmp.as_str(), &handle.0, name)
+                let renamed = if no_replace {
+                    #[cfg(any(target_os = "linux", target_os = "android"))]
+                    let r = match rustix::fs::renameat_with(
+                        &handle.0,
+                        tmp.as_str(),
+                        &handle.0,
+                        name,
+                        rustix::fs::RenameFlags::NOREPLACE,
+                    ) {
+                        Err(Errno::EXIST) => return Ok(false),
+                        // A filesystem without the flag (some network ones):
+                        // the check just above is all there is.
+                        Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+                            rustix::fs::renameat(&handle.0, tmp.as_str(), &handle.0, name)
+                        }
+                        other => other,
+                    };
+                    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+                    let r = rustix::fs::renameat(&handle.0, tmp.as_str(), &handle.0, name);
+                    r
+                } else {
+                    rustix::fs::renameat(&handle.0, tmp.as_str(), &handle.0, name)
+                };
+                renamed
                     .map(|()| true)
                     .map_err(|e| Error::io("rename temp file over", &target, e.into()))
             });
@@ -223,6 +252,38 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["h.s.json"]);
+    }
+
+    #[test]
+    fn replace_if_unchanged_writes_only_over_the_version_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = Dir::open_path(tmp.path()).unwrap();
+        // Read as absent, but created meanwhile: never overwritten.
+        fs::write(tmp.path().join("h.s.json"), "theirs").unwrap();
+        assert!(!dir.replace_if_unchanged("h.s.json", None, b"ours").unwrap());
+        assert_eq!(
+            fs::read_to_string(tmp.path().join("h.s.json")).unwrap(),
+            "theirs"
+        );
+        // Read as one version, replaced by another meanwhile: left alone.
+        let read = dir.stamp("h.s.json").unwrap();
+        fs::remove_file(tmp.path().join("h.s.json")).unwrap();
+        fs::write(tmp.path().join("h.s.json"), "newer").unwrap();
+        assert!(!dir.replace_if_unchanged("h.s.json", read, b"ours").unwrap());
+        assert_eq!(
+            fs::read_to_string(tmp.path().join("h.s.json")).unwrap(),
+            "newer"
+        );
+        // Still the version read: replaced; and an absent file is created.
+        let read = dir.stamp("h.s.json").unwrap();
+        assert!(dir.replace_if_unchanged("h.s.json", read, b"ours").unwrap());
+        assert_eq!(
+            fs::read_to_string(tmp.path().join("h.s.json")).unwrap(),
+            "ours"
+        );
+        assert!(dir.replace_if_unchanged("h.t.json", None, b"new").unwrap());
+        let left: Vec<_> = fs::read_dir(tmp.path()).unwrap().collect();
+        assert_eq!(left.len(), 2, "no temp file is left behind");
     }
 
     #[test]
