@@ -280,14 +280,14 @@ pub(crate) fn describe<T>(
     file: &str,
     ctime: f64,
     now: f64,
-    skew: f64,
+    clock: impl Into<liveness::WriterClock>,
 ) -> (Digest, Digest, Copy<T>) {
     let copy = Copy {
         file: file.into(),
         updated: record.updated_at.unwrap_or(f64::NEG_INFINITY),
         seq: record.seq,
         ended: record.ended_at.is_some(),
-        state: liveness::state(record, ctime, now, skew),
+        state: liveness::state(record, ctime, now, clock),
         item: None,
     };
     let life = Digest::life(&record.instance_id, &record.session_id, record.started_at);
@@ -415,10 +415,10 @@ impl<T> Reducer<T> {
         record: &Record,
         file: &str,
         ctime: f64,
-        (now, skew): (f64, f64),
+        (now, clock): (f64, impl Into<liveness::WriterClock>),
         item: T,
     ) {
-        let (key, life, mut copy) = describe(record, file, ctime, now, skew);
+        let (key, life, mut copy) = describe(record, file, ctime, now, clock);
         copy.item = Some(item);
         self.add(key, life, copy);
     }

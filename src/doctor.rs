@@ -74,7 +74,7 @@ pub(crate) fn run(registry: &Registry, config: &ConfigSource, now: f64) -> Vec<C
             return out;
         }
     };
-    out.extend(records::devices(&listing, p));
+    out.extend(records::devices(registry, &listing, now));
     out.extend(records::foreign_claims(registry, &listing));
     out.extend(records::secrets(&listing));
     out.extend(records::unreadable(&listing));

@@ -19,7 +19,7 @@ use crate::change::{Change, Done};
 use crate::dedupe;
 use crate::error::Result;
 use crate::limits;
-use crate::liveness::{self, State};
+use crate::liveness::{self, State, WriterClock};
 use crate::owner::{self, OwnerState};
 use crate::registry::Registry;
 use crate::store::{Entry, NameKind, Stamp};
@@ -96,11 +96,11 @@ pub(crate) struct Policy {
 /// its arrival if that is later. The writer's timestamps alone never make a
 /// record garbage: one whose writer's clock runs hours behind looks long
 /// expired, but while its refreshes keep arriving it is never deleted.
-fn dead_since(e: &Entry, skew: f64) -> f64 {
+fn dead_since(e: &Entry, clock: WriterClock) -> f64 {
     if e.record.ended_at.is_some() {
         return e.ctime;
     }
-    liveness::deadline(&e.record, e.ctime, skew)
+    liveness::deadline(&e.record, e.ctime, clock)
         .unwrap_or(e.ctime)
         .max(e.ctime)
 }
@@ -116,12 +116,13 @@ pub(crate) fn decide(
     policy: Policy,
     now: f64,
     owner_alive: impl Fn(&Entry) -> bool,
+    writer: impl Fn(&Entry) -> WriterClock,
 ) -> Vec<Garbage> {
     let device = &|e: &Entry| e.kind == NameKind::Record && mine(e);
-    let state = |e: &Entry| liveness::state(&e.record, e.ctime, now, policy.skew);
+    let state = |e: &Entry| liveness::state(&e.record, e.ctime, now, writer(e));
     let mut reducer = dedupe::Reducer::new(true);
     for (i, e) in entries.iter().enumerate() {
-        reducer.add_record(&e.record, &e.file, e.ctime, (now, policy.skew), i);
+        reducer.add_record(&e.record, &e.file, e.ctime, (now, writer(e)), i);
     }
     let mut out = Vec::new();
     let mut winners = Vec::new();
@@ -162,7 +163,7 @@ pub(crate) fn decide(
                 continue;
             }
             let st = state(e);
-            if let Some(reason) = judge(e, st, device, policy, now, &owner_alive) {
+            if let Some(reason) = judge(e, st, device, (policy, writer(e)), now, &owner_alive) {
                 out.push(garbage(e, reason, device));
             } else if st == State::Live {
                 // A dead winner that hides a live copy stays: deleting it
@@ -182,7 +183,7 @@ pub(crate) fn decide(
         let reason = if matches!(e.kind, NameKind::ConflictCopy(_)) && st != State::Live {
             Some(Reason::ConflictExpired)
         } else {
-            judge(e, st, device, policy, now, &owner_alive)
+            judge(e, st, device, (policy, writer(e)), now, &owner_alive)
         };
         if let Some(reason) = reason {
             out.push(garbage(e, reason, device));
@@ -207,7 +208,7 @@ fn judge(
     e: &Entry,
     st: State,
     device: &impl Fn(&Entry) -> bool,
-    policy: Policy,
+    (policy, clock): (Policy, WriterClock),
     now: f64,
     owner_alive: &impl Fn(&Entry) -> bool,
 ) -> Option<Reason> {
@@ -225,7 +226,7 @@ fn judge(
             None => return None,
         }
     }
-    (now - dead_since(e, policy.skew) > policy.gc_after).then_some(Reason::Garbage)
+    (now - dead_since(e, clock) > policy.gc_after).then_some(Reason::Garbage)
 }
 
 fn garbage(e: &Entry, reason: Reason, mine: &impl Fn(&Entry) -> bool) -> Garbage {
@@ -284,7 +285,26 @@ impl Registry {
                     .is_some_and(|s| owner::owner_state(m.pid, s) == OwnerState::Alive)
             })
         };
-        let plan = decide(&scan.entries, &scan.temps, mine, policy, now, owner_alive);
+        // Each writer's times are read through its learned clock (see
+        // clock.rs); what this scan teaches is kept for the next reader.
+        let clocks = self.local.clocks();
+        let mut learned = crate::clock::Clocks::default();
+        for e in &scan.entries {
+            if let Some(updated) = e.record.updated_at {
+                learned.learn(&e.record.device_id, e.ctime, updated);
+            }
+        }
+        let writer = |e: &Entry| self.writer_clock(&clocks, &e.record.device_id, now);
+        let plan = decide(
+            &scan.entries,
+            &scan.temps,
+            mine,
+            policy,
+            now,
+            owner_alive,
+            writer,
+        );
+        self.remember_clocks(&clocks, &learned, now);
         let total = scan.entries.len() + scan.temps.len();
         let mut out = ExpireOutcome::default();
         let mut gone = HashSet::new();
@@ -372,10 +392,18 @@ mod tests {
 
     fn run(entries: &[Entry], alive: bool) -> Vec<(String, Reason)> {
         let mine = |e: &Entry| e.record.device_id == ME;
-        let mut v: Vec<_> = decide(entries, &[], mine, POLICY, NOW, |_| alive)
-            .into_iter()
-            .map(|g| (g.file, g.reason))
-            .collect();
+        let mut v: Vec<_> = decide(
+            entries,
+            &[],
+            mine,
+            POLICY,
+            NOW,
+            |_| alive,
+            |_| POLICY.skew.into(),
+        )
+        .into_iter()
+        .map(|g| (g.file, g.reason))
+        .collect();
         v.sort_by(|a, b| a.0.cmp(&b.0));
         v
     }
@@ -701,7 +729,15 @@ mod tests {
             (".a.json.1.x.tmp".to_string(), at(NOW - 601.0)),
             (".b.json.1.x.tmp".to_string(), at(NOW - 10.0)),
         ];
-        let g = decide(&[], &temps, |_| false, POLICY, NOW, |_| false);
+        let g = decide(
+            &[],
+            &temps,
+            |_| false,
+            POLICY,
+            NOW,
+            |_| false,
+            |_| POLICY.skew.into(),
+        );
         assert_eq!(g.len(), 1);
         assert_eq!(g[0].file, ".a.json.1.x.tmp");
         assert_eq!(g[0].reason, Reason::StaleTemp);

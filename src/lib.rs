@@ -110,6 +110,7 @@
 //                       function per check); error (typed errors)
 
 mod change;
+mod clock;
 mod config;
 mod dedupe;
 mod doctor;

@@ -71,19 +71,61 @@ pub(crate) fn ttl_of(updated_at: Option<f64>, expires_at: Option<f64>) -> f64 {
     }
 }
 
+/// How this machine reads a writer's `expires_at`: through the writer's
+/// clock offset learned from its earlier records (see `clock.rs`), or — for a
+/// writer not known yet — with the skew tolerance. A bare `f64` is the skew.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum WriterClock {
+    /// No estimate: `expires_at + skew`.
+    Unknown {
+        /// The skew tolerance, seconds.
+        skew: f64,
+    },
+    /// The writer's clock runs `offset` seconds ahead of ours (negative:
+    /// behind): `expires_at − offset + margin`.
+    Known {
+        /// Seconds the writer's clock runs ahead of ours.
+        offset: f64,
+        /// What covers the estimate's error, seconds.
+        margin: f64,
+    },
+}
+
+impl WriterClock {
+    /// `expires_at` on this machine's clock, with the tolerance.
+    pub(crate) fn expiry(self, expires_at: f64) -> f64 {
+        match self {
+            WriterClock::Unknown { skew } => expires_at + skew,
+            WriterClock::Known { offset, margin } => expires_at - offset + margin,
+        }
+    }
+}
+
+impl From<f64> for WriterClock {
+    fn from(skew: f64) -> Self {
+        WriterClock::Unknown { skew }
+    }
+}
+
 /// Evaluates the liveness rule for a record whose file has `ctime` (seconds,
-/// this machine's clock), at `now`, with `skew` seconds of tolerance.
-pub(crate) fn state(record: &Record, ctime: f64, now: f64, skew: f64) -> State {
+/// this machine's clock), at `now`, reading its times through `clock` (a
+/// bare `f64` is the skew tolerance).
+pub(crate) fn state(record: &Record, ctime: f64, now: f64, clock: impl Into<WriterClock>) -> State {
     state_of(
         [record.updated_at, record.expires_at, record.ended_at],
         ctime,
         now,
-        skew,
+        clock,
     )
 }
 
 /// [`state`] from the record's `[updated_at, expires_at, ended_at]`.
-pub(crate) fn state_of(times: [Option<f64>; 3], ctime: f64, now: f64, skew: f64) -> State {
+pub(crate) fn state_of(
+    times: [Option<f64>; 3],
+    ctime: f64,
+    now: f64,
+    clock: impl Into<WriterClock>,
+) -> State {
     let [updated_at, expires_at, ended_at] = times;
     if ended_at.is_some() {
         return State::Ended;
@@ -94,7 +136,7 @@ pub(crate) fn state_of(times: [Option<f64>; 3], ctime: f64, now: f64, skew: f64)
     if now - ctime >= ttl_of(updated_at, Some(expires_at)) {
         return State::Stale;
     }
-    if now >= expires_at + skew {
+    if now >= clock.into().expiry(expires_at) {
         return State::Expired;
     }
     State::Live
@@ -103,12 +145,12 @@ pub(crate) fn state_of(times: [Option<f64>; 3], ctime: f64, now: f64, skew: f64)
 /// When a live record stops being live (this machine's clock): the earlier of
 /// `ctime + ttl` and `expires_at + skew`. `None` for tombstones and records
 /// without `expires_at`.
-pub(crate) fn deadline(record: &Record, ctime: f64, skew: f64) -> Option<f64> {
+pub(crate) fn deadline(record: &Record, ctime: f64, clock: impl Into<WriterClock>) -> Option<f64> {
     if record.ended_at.is_some() {
         return None;
     }
     let expires_at = record.expires_at?;
-    Some((ctime + record_ttl(record)).min(expires_at + skew))
+    Some((ctime + record_ttl(record)).min(clock.into().expiry(expires_at)))
 }
 
 #[cfg(test)]

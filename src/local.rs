@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use crate::clock::Clocks;
 use crate::error::{Error, Result};
 
 /// The local directories of this device (from the `directories` crate, so
@@ -153,6 +154,64 @@ impl LocalDirs {
         Ok(RecordLock { _file: f })
     }
 }
+
+impl LocalDirs {
+    /// What this device has learned of every device's clock
+    /// (`<state>/clocks.json`). Missing, unreadable or damaged: nothing
+    /// learned yet — every writer is then read with the skew tolerance.
+    pub(crate) fn clocks(&self) -> Clocks {
+        let path = self.state.join("clocks.json");
+        let Ok(f) = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&path)
+        else {
+            return Clocks::default();
+        };
+        let mut bytes = Vec::new();
+        match f.metadata() {
+            Ok(m) if m.is_file() && m.len() <= MAX_CLOCKS_BYTES => {}
+            _ => return Clocks::default(),
+        }
+        if f.take(MAX_CLOCKS_BYTES).read_to_end(&mut bytes).is_err() {
+            return Clocks::default();
+        }
+        serde_json::from_slice(&bytes).unwrap_or_default()
+    }
+
+    /// Adds `learned` to what is on disk and writes the union, under a lock
+    /// so that concurrent readers (a prompt's `list`, a `watch`) never lose
+    /// each other's samples.
+    pub(crate) fn save_clocks(&self, learned: &Clocks, now: f64) -> Result<()> {
+        make_private_dir(&self.state)?;
+        let lock_path = self.state.join("clocks.lock");
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&lock_path)
+            .map_err(|e| Error::io("open lock file", &lock_path, e))?;
+        lock.lock().map_err(|e| Error::io("lock", &lock_path, e))?;
+        let mut all = self.clocks();
+        all.merge(learned, now);
+        let path = self.state.join("clocks.json");
+        let json = serde_json::to_vec(&all)
+            .map_err(|e| Error::io("write clock estimates", &path, io::Error::other(e)))?;
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".clocks.")
+            .tempfile_in(&self.state)
+            .map_err(|e| Error::io("create temp file in", &self.state, e))?;
+        tmp.write_all(&json)
+            .map_err(|e| Error::io("write clock estimates", &path, e))?;
+        tmp.persist(&path)
+            .map_err(|e| Error::io("write clock estimates", &path, e.error))?;
+        Ok(())
+    }
+}
+
+/// The clock estimates of a few hundred devices fit in far less.
+const MAX_CLOCKS_BYTES: u64 = 4 * 1024 * 1024;
 
 /// A held per-record lock.
 #[derive(Debug)]

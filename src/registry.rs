@@ -9,11 +9,12 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::change::{Change, Done, Own};
+use crate::clock::Clocks;
 use crate::config::{Profile, ShowSet};
 use crate::dedupe::{self, Digest, LossReason, Reducer};
 use crate::error::{Error, Result};
 use crate::lifecycle::end_of;
-use crate::liveness::{self, State};
+use crate::liveness::{self, State, WriterClock};
 use crate::local::{self, LocalDirs};
 use crate::owner;
 use crate::record::{Probe, Record};
@@ -114,6 +115,10 @@ pub struct Row {
     /// With `--all`, on losers: the file name of the group's winner.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<String>,
+    /// How far the writer's clock runs ahead of ours (negative: behind), as
+    /// learned from its records; null while its device has no estimate yet
+    /// (its times are then read with the skew tolerance).
+    pub writer_offset_s: Option<f64>,
     /// With `--all`, on losers: `older`, `lower_seq` or `file_name`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lost_because: Option<LossReason>,
@@ -128,10 +133,17 @@ impl Row {
     /// so that a row kept across time (by a watcher) says what a listing
     /// would say now.
     pub(crate) fn retime(&mut self, ctime: f64, now: f64, skew: f64) {
+        let clock = match self.writer_offset_s {
+            Some(offset) => WriterClock::Known {
+                offset,
+                margin: crate::limits::secs(crate::limits::CLOCK_MARGIN),
+            },
+            None => WriterClock::Unknown { skew },
+        };
         self.age_s = round_ms(now - ctime);
         self.claimed_age_s = self.record.updated_at.map(|u| round_ms(now - u));
         self.expires_in_s =
-            liveness::deadline(&self.record, ctime, skew).map(|d| round_ms(d - now));
+            liveness::deadline(&self.record, ctime, clock).map(|d| round_ms(d - now));
     }
 
     /// Says what the row's life is: a copy that looks live on its own but
@@ -160,6 +172,7 @@ impl Row {
             expires_in_s: None,
             superseded_by: Some(String::new()),
             lost_because: Some(LossReason::Older),
+            writer_offset_s: None,
             redactions: Vec::new(),
         };
         match serde_json::to_value(&row) {
@@ -469,19 +482,24 @@ impl Registry {
         let dir = self.dir.open()?;
         let own = self.own(&dir)?;
         let show = self.show_set(opts.all_profiles);
-        let skew = self.profile.skew.as_secs_f64();
         // Groups are reduced while the files are read: each file is probed
         // for the few fields dedupe and liveness need, each life keeps only
         // its newest copy and tombstone — and a copy's bytes only if it may
         // be listed — and only the records listed in the end are fully
         // parsed. Memory and work follow the shown rows, not the directory.
-        let fold = |reducer: &mut Reducer<Kept>, raw: store::Raw<'_>| {
+        let clocks = self.local.clocks();
+        let fold = |(reducer, learned): &mut (Reducer<Kept>, Clocks), raw: store::Raw<'_>| {
             let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
+            // Every record teaches its writer's clock, whatever its label.
+            if let Some(updated) = probe.updated_at {
+                learned.learn(probe.device_id(), raw.ctime, updated);
+            }
             if !show.shows(probe.profile()) {
                 return Ok(());
             }
             let times = [probe.updated_at, probe.expires_at, probe.ended_at];
-            let state = liveness::state_of(times, raw.ctime, now, skew);
+            let clock = self.writer_clock(&clocks, probe.device_id(), now);
+            let state = liveness::state_of(times, raw.ctime, now, clock);
             let keep = opts.include_expired || state == State::Live;
             let copy = dedupe::Copy {
                 file: raw.file.into(),
@@ -499,11 +517,15 @@ impl Registry {
             reducer.add(Digest::group(probe.group_key()), life, copy);
             Ok(())
         };
-        let (parts, mut report) = dir.scan_fold_raw(|| Reducer::new(false), fold)?;
+        let init = || (Reducer::new(false), Clocks::default());
+        let (parts, mut report) = dir.scan_fold_raw(init, fold)?;
         let mut reducer = Reducer::new(false);
-        for part in parts {
+        let mut learned = Clocks::default();
+        for (part, samples) in parts {
             reducer.merge(part);
+            learned.merge(&samples, now);
         }
+        self.remember_clocks(&clocks, &learned, now);
         for group in reducer.finish() {
             if !opts.include_expired && group.state != State::Live {
                 continue;
@@ -519,7 +541,7 @@ impl Registry {
             };
             match raw.parse() {
                 Ok(entry) => {
-                    let mut row = self.row(entry, &own, now, skew);
+                    let mut row = self.row(entry, &own, now, &clocks);
                     row.mark_life(group.state);
                     if !each(row) {
                         break;
@@ -545,10 +567,15 @@ impl Registry {
             .into_iter()
             .filter(|e| show.shows(&e.record.profile))
             .collect();
-        let skew = self.profile.skew.as_secs_f64();
+        let clocks = self.local.clocks();
+        let mut learned = Clocks::default();
         let mut reducer = Reducer::new(true);
         for e in entries {
-            let (key, life, mut copy) = dedupe::describe(&e.record, &e.file, e.ctime, now, skew);
+            if let Some(updated) = e.record.updated_at {
+                learned.learn(&e.record.device_id, e.ctime, updated);
+            }
+            let clock = self.writer_clock(&clocks, &e.record.device_id, now);
+            let (key, life, mut copy) = dedupe::describe(&e.record, &e.file, e.ctime, now, clock);
             copy.item = Some(e);
             reducer.add(key, life, copy);
         }
@@ -561,12 +588,12 @@ impl Registry {
                 continue;
             };
             let winner_file = winner.file.clone();
-            let mut row = self.row(winner, &own, now, skew);
+            let mut row = self.row(winner, &own, now, &clocks);
             row.mark_life(group.state);
             rows.push(row);
             for (copy, why) in group.losers {
                 let Some(e) = copy.item else { continue };
-                let mut r = self.row(e, &own, now, skew);
+                let mut r = self.row(e, &own, now, &clocks);
                 if why == LossReason::LifeEnded {
                     r.mark_life(State::Ended);
                 }
@@ -575,6 +602,7 @@ impl Registry {
                 rows.push(r);
             }
         }
+        self.remember_clocks(&clocks, &learned, now);
         Ok(Listing {
             dir_exists: scan.exists,
             rows,
@@ -582,8 +610,30 @@ impl Registry {
         })
     }
 
-    pub(crate) fn row(&self, e: Entry, own: &Own, now: f64, skew: f64) -> Row {
-        let state = liveness::state(&e.record, e.ctime, now, skew);
+    /// How to read the times of a record written by `device`: through its
+    /// learned clock offset, or with the skew tolerance for a device not
+    /// known yet (see `clock.rs`).
+    pub(crate) fn writer_clock(&self, clocks: &Clocks, device: &str, now: f64) -> WriterClock {
+        clocks.writer(
+            device,
+            now,
+            self.profile.skew.as_secs_f64(),
+            crate::limits::secs(crate::limits::CLOCK_MARGIN),
+        )
+    }
+
+    /// Writes down what a read learned of the devices' clocks, if it says
+    /// something new. A failure to write is not the reader's failure: the
+    /// estimates are learned again on the next read.
+    pub(crate) fn remember_clocks(&self, known: &Clocks, learned: &Clocks, now: f64) {
+        if known.learns_from(learned) {
+            let _ = self.local.save_clocks(learned, now);
+        }
+    }
+
+    pub(crate) fn row(&self, e: Entry, own: &Own, now: f64, clocks: &Clocks) -> Row {
+        let clock = self.writer_clock(clocks, &e.record.device_id, now);
+        let state = liveness::state(&e.record, e.ctime, now, clock);
         let local = own.is_mine(&e.file, e.kind, &e.record);
         let mut record = e.record;
         // Redact the whole strings, then cut: the other order can leave half
@@ -601,10 +651,14 @@ impl Registry {
             expires_in_s: None,
             superseded_by: None,
             lost_because: None,
+            writer_offset_s: match clock {
+                WriterClock::Known { offset, .. } => Some(round_ms(offset)),
+                WriterClock::Unknown { .. } => None,
+            },
             redactions,
             record,
         };
-        row.retime(e.ctime, now, skew);
+        row.retime(e.ctime, now, self.profile.skew.as_secs_f64());
         row
     }
 

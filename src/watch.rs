@@ -43,6 +43,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use crate::change::Own;
+use crate::clock::Clocks;
 use crate::config::ShowSet;
 use crate::dedupe::{self, Digest, Rank, Reducer};
 use crate::error::{Error, Result};
@@ -133,6 +134,8 @@ type GroupId = Key;
 /// The fields of a record that dedupe and liveness need, owned.
 struct Probed {
     key: GroupId,
+    /// The writer's device, whose learned clock reads its times.
+    device: Box<str>,
     group: Digest,
     life: Digest,
     session_id: Box<str>,
@@ -147,6 +150,7 @@ impl Probed {
     fn new(p: &Probe<'_>, ctime: f64) -> Probed {
         Probed {
             key: dedupe::group_id(p.group_key()),
+            device: p.device_id().into(),
             group: Digest::group(p.group_key()),
             life: Digest::life(p.instance_id(), p.session_id(), p.started_at),
             session_id: p.session_id().into(),
@@ -196,6 +200,8 @@ struct Batch {
     read: Vec<(Box<str>, Option<Known>)>,
     /// The newest file of each group among those read.
     best: HashMap<GroupId, Fresh>,
+    /// What the files read teach of their writers' clocks.
+    learned: Clocks,
 }
 
 impl Batch {
@@ -245,6 +251,8 @@ pub struct Watcher {
     skew: f64,
     /// What this device published (the ledger), as of the last batch.
     own: Own,
+    /// What this device knows of every writer's clock, learned as it reads.
+    clocks: Clocks,
     files: HashMap<Box<str>, Known>,
     /// The files of each dedupe group.
     groups: HashMap<GroupId, HashSet<Box<str>>>,
@@ -297,6 +305,7 @@ impl Watcher {
         }
         let (tx, rx) = mpsc::channel();
         let backend = backend(&dir, &opts, tx.clone())?;
+        let registry_clocks = registry.local().clocks();
         let mut w = Watcher {
             show: registry.show_set(opts.all_profiles),
             skew: registry.profile().skew.as_secs_f64(),
@@ -306,6 +315,7 @@ impl Watcher {
             tx,
             _backend: backend,
             own: Own::default(),
+            clocks: registry_clocks,
             files: HashMap::new(),
             groups: HashMap::new(),
             live: HashMap::new(),
@@ -404,7 +414,8 @@ impl Watcher {
     ) -> Result<Vec<Event>> {
         // This device may publish (or clear) while we watch.
         self.own = self.registry.own(dir)?;
-        let (show, skew, look) = (&self.show, self.skew, self.stats.rescans);
+        let (show, look) = (&self.show, self.stats.rescans);
+        let (registry, clocks) = (&self.registry, &self.clocks);
         let parts = dir.read_each(
             changed,
             Batch::default,
@@ -412,14 +423,21 @@ impl Watcher {
                 let known = match outcome {
                     Ok(None) => None,
                     Ok(Some((stamp, bytes))) => {
-                        let probe = Probe::parse(bytes)
-                            .ok()
+                        let probe = Probe::parse(bytes).ok();
+                        // Every record teaches its writer's clock, whatever its label.
+                        if let Some(p) = &probe
+                            && let Some(updated) = p.updated_at
+                        {
+                            batch.learned.learn(p.device_id(), stamp.ctime(), updated);
+                        }
+                        let probe = probe
                             .filter(|p| show.shows(p.profile()))
                             .map(|p| Probed::new(&p, stamp.ctime()));
                         if let Some(p) = &probe {
                             // Only a file that is live itself can give a live row.
+                            let clock = registry.writer_clock(clocks, &p.device, now);
                             let live =
-                                liveness::state_of(p.times, p.ctime, now, skew) == State::Live;
+                                liveness::state_of(p.times, p.ctime, now, clock) == State::Live;
                             let fresh = Fresh {
                                 updated: p.updated_at.unwrap_or(f64::NEG_INFINITY),
                                 seq: p.seq,
@@ -447,7 +465,9 @@ impl Watcher {
 
         let mut affected: HashSet<GroupId> = HashSet::new();
         let mut fresh: HashMap<GroupId, Fresh> = HashMap::new();
+        let mut learned = Clocks::default();
         for part in parts {
+            learned.merge(&part.learned, now);
             for (name, known) in part.read {
                 affected.extend(self.forget(&name));
                 if let Some(known) = known {
@@ -463,6 +483,11 @@ impl Watcher {
                 add_best(&mut fresh, key, best);
             }
         }
+        // What this batch taught of the writers' clocks serves its own
+        // judgments already: a burst alone teaches nothing (see clock.rs).
+        let known = self.clocks.clone();
+        self.clocks.merge(&learned, now);
+        self.registry.remember_clocks(&known, &learned, now);
         for name in gone {
             affected.extend(self.forget(&name));
         }
@@ -484,7 +509,7 @@ impl Watcher {
                 }
                 if emit {
                     let mut row = l.row.clone();
-                    row.retime(l.ctime, now, skew);
+                    row.retime(l.ctime, now, self.skew);
                     old.live.insert(key.clone(), row);
                 }
                 now_live.push((key.clone(), Some(l)));
@@ -522,7 +547,7 @@ impl Watcher {
             };
             if let Some(mut l) = live.filter(|l| l.row.live) {
                 if emit {
-                    l.row.retime(l.ctime, now, skew);
+                    l.row.retime(l.ctime, now, self.skew);
                     new.live.insert(key.clone(), l.row.clone());
                 }
                 next.push((key, l));
@@ -574,7 +599,12 @@ impl Watcher {
                 updated: p.updated_at.unwrap_or(f64::NEG_INFINITY),
                 seq: p.seq,
                 ended: p.times[2].is_some(),
-                state: liveness::state_of(p.times, p.ctime, now, self.skew),
+                state: liveness::state_of(
+                    p.times,
+                    p.ctime,
+                    now,
+                    self.registry.writer_clock(&self.clocks, &p.device, now),
+                ),
                 item: None,
             };
             reducer.add(p.group, p.life, copy);
@@ -595,8 +625,8 @@ impl Watcher {
         };
         let entry = raw.parse().ok()?;
         let ctime = entry.ctime;
-        let row = self.registry.row(entry, &self.own, now, self.skew);
-        let deadline = liveness::deadline(&row.record, ctime, self.skew);
+        let row = self.registry.row(entry, &self.own, now, &self.clocks);
+        let deadline = row.expires_in_s.map(|e| now + e);
         Some(Live {
             row,
             ctime,

@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 
 use super::{Check, Status, check};
-use crate::config::Profile;
 use crate::registry::{ListOptions, Listing, Registry};
 
 /// Every record of every profile, expired or not; a listing that fails is
@@ -29,15 +28,23 @@ pub(super) fn listing(registry: &Registry, now: f64) -> Result<Listing, Check> {
 }
 
 /// `device`: one check per device, with its record count and clock.
-pub(super) fn devices(listing: &Listing, p: &Profile) -> Vec<Check> {
+pub(super) fn devices(registry: &Registry, listing: &Listing, now: f64) -> Vec<Check> {
     // Each record gives a sample of its writer's clock: `updated_at − ctime`
     // is how far the writer's clock runs ahead of ours, minus the delay the
     // copy took to arrive. Delays are never negative, so the largest sample
-    // is the best estimate of the offset (a copy that waited out an outage
-    // only gives a smaller one). Every record counts, live or not: the
-    // records of a device whose clock runs far behind arrive already
-    // expired, and are exactly the ones that must be looked at.
-    let mut devices: BTreeMap<String, (usize, Option<f64>)> = BTreeMap::new();
+    // is the best estimate of the offset. Every record counts, live or not:
+    // the records of a device whose clock runs far behind may arrive
+    // already expired, and are exactly the ones to look at.
+    struct Seen {
+        count: usize,
+        offset: Option<f64>,
+        device_id: String,
+        /// A record that was already expired when it arrived (within its ttl).
+        arrived_expired: bool,
+    }
+    let p = registry.profile();
+    let clocks = registry.local().clocks();
+    let mut devices: BTreeMap<String, Seen> = BTreeMap::new();
     for r in &listing.rows {
         let name = if r.local {
             "this device".to_string()
@@ -50,34 +57,55 @@ pub(super) fn devices(listing: &Listing, p: &Profile) -> Vec<Check> {
                 r.record.host
             )
         };
-        let entry = devices.entry(name).or_default();
-        entry.0 += 1;
+        let seen = devices.entry(name).or_insert_with(|| Seen {
+            count: 0,
+            offset: None,
+            device_id: r.record.device_id.clone(),
+            arrived_expired: false,
+        });
+        seen.count += 1;
         if let Some(claimed) = r.claimed_age_s {
             let sample = r.age_s - claimed;
             if sample.is_finite() {
-                entry.1 = Some(entry.1.map_or(sample, |m: f64| m.max(sample)));
+                seen.offset = Some(seen.offset.map_or(sample, |m: f64| m.max(sample)));
             }
         }
+        let ttl = crate::liveness::record_ttl(&r.record);
+        seen.arrived_expired |= r.state == crate::liveness::State::Expired && r.age_s < ttl;
     }
     let tolerance = p.skew.as_secs_f64();
     let mut out = Vec::new();
-    for (device, (count, offset)) in devices {
-        let (status, clock, fix) = match offset {
-            Some(o) if o < -tolerance => (
+    for (device, seen) in devices {
+        let learned = clocks.estimate(&seen.device_id, now);
+        let count = seen.count;
+        let (status, clock, fix) = match seen.offset {
+            Some(o) if learned.is_none() && seen.arrived_expired => (
                 Status::Fail,
                 format!(
-                    "clock about {:.0} s behind ours, beyond the skew tolerance ({}): its \
-                     records arrive already expired and its sessions never show here",
-                    -o,
-                    humantime::format_duration(p.skew)
+                    "clock about {:.0} s behind ours and not learned yet: its records arrive \
+                     already expired, so its sessions do not show here",
+                    -o
                 ),
-                Some("set up NTP on that device (or, for now, raise `skew` here)".to_string()),
+                Some(
+                    "set up NTP on that device; its clock is learned once two of its \
+                     refreshes have arrived here"
+                        .to_string(),
+                ),
             ),
-            Some(o) if o > tolerance => (
+            Some(o) if o.abs() > tolerance => (
                 Status::Warn,
                 format!(
-                    "clock about {o:.0} s ahead of ours: its sessions still show and vanish \
-                     on time here, but its clock needs fixing"
+                    "clock about {:.0} s {} ours, beyond the skew tolerance ({}){}",
+                    o.abs(),
+                    if o < 0.0 { "behind" } else { "ahead of" },
+                    humantime::format_duration(p.skew),
+                    match learned {
+                        Some(e) => format!(
+                            "; its sessions show through its learned offset ({:+.0} s, {} samples)",
+                            e.offset, e.samples
+                        ),
+                        None => String::new(),
+                    }
                 ),
                 Some("set up NTP on that device".to_string()),
             ),

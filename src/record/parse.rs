@@ -92,13 +92,8 @@ pub(crate) struct Probe<'a> {
     // Read only to fail where `Record` fails.
     #[serde(default, borrow, rename = "cwd", deserialize_with = "lenient::cow")]
     _cwd: Cow<'a, str>,
-    #[serde(
-        default,
-        borrow,
-        rename = "device_id",
-        deserialize_with = "lenient::cow"
-    )]
-    _device_id: Cow<'a, str>,
+    #[serde(default, borrow, deserialize_with = "lenient::cow")]
+    device_id: Cow<'a, str>,
     #[serde(default, borrow, rename = "host", deserialize_with = "lenient::cow")]
     _host: Cow<'a, str>,
     #[serde(default, borrow, deserialize_with = "lenient::cow")]
@@ -149,6 +144,11 @@ impl<'a> Probe<'a> {
     /// The runtime session id.
     pub fn session_id(&self) -> &str {
         &self.session_id
+    }
+
+    /// The writer's device.
+    pub fn device_id(&self) -> &str {
+        &self.device_id
     }
 
     /// The writer instance.

@@ -250,6 +250,7 @@ mod tests {
             expires_in_s: Some(10.0),
             superseded_by: None,
             lost_because: None,
+            writer_offset_s: None,
             redactions: Vec::new(),
         }
     }

@@ -338,6 +338,8 @@ with_record_fields! {
         pub claimed_age_s: Option<f64>,
         #[serde(deserialize_with = "always")]
         pub expires_in_s: Option<f64>,
+        #[serde(deserialize_with = "always")]
+        pub writer_offset_s: Option<f64>,
         /// Only on the losers of `list --all`.
         #[serde(default)]
         pub superseded_by: Option<String>,

@@ -357,8 +357,12 @@ fn expire_removes_exactly_the_garbage() {
         .map(|g| (g.file.clone(), g.reason.clone()))
         .collect();
     would.sort();
+    // `ancient` carries times 5000 s old but arrived just now (its writer's
+    // clock may run hours behind): garbage is judged by how long a record
+    // has been dead since it last arrived here, never by its writer's
+    // times alone (expire::tests::expire_table covers its deletion after
+    // gc_after on this machine's clock).
     let want = vec![
-        ("h-other.ancient.json", "garbage"),
         (
             "h-other.c.sync-conflict-20261130-101112-ABC.json",
             "conflict_lost",
@@ -377,7 +381,7 @@ fn expire_removes_exactly_the_garbage() {
     assert_eq!(would, want);
 
     let out = a.run(&["expire"]).success();
-    assert!(out.stdout.contains("removed 5 files"), "{}", out.stdout);
+    assert!(out.stdout.contains("removed 4 files"), "{}", out.stdout);
     let after = names();
     let removed: Vec<&String> = before.iter().filter(|n| !after.contains(n)).collect();
     let mut removed: Vec<String> = removed.into_iter().cloned().collect();
@@ -389,6 +393,7 @@ fn expire_removes_exactly_the_garbage() {
     // Live records, recent tombstones, recent foreign garbage, the fresh temp
     // file and everything that is not a regular file stay.
     for kept in [
+        "h-other.ancient.json",
         "h-other.live.json",
         "h-other.recent.json",
         "h-other.c.json",

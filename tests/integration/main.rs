@@ -4,6 +4,7 @@
 mod harness;
 
 mod cli;
+mod clocks;
 mod docs;
 mod doctor;
 mod faults;

@@ -1,0 +1,113 @@
+//! Learned device clocks, end to end on one shared directory: a writer whose
+//! clock runs 10 minutes behind is listed once its clock is learned and goes
+//! one ttl after it stops, and a stale copy of a dead session never shows
+//! live once its writer's clock is known.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::harness::*;
+
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn wait_for(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) -> Duration {
+    let start = Instant::now();
+    while !ok() {
+        assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    start.elapsed()
+}
+
+#[test]
+fn a_writer_ten_minutes_behind_is_listed_once_its_clock_is_learned() {
+    let w = World::new();
+    let (a, b) = (w.device("a"), w.device("b"));
+    let owner = KillOnDrop(
+        Command::new(require_tool("sleep"))
+            .arg("60")
+            .spawn()
+            .unwrap(),
+    );
+    run_ok(
+        faked(b.cmd(), "-600")
+            .args(["publish", "--session", "slow", "--ttl", "4s"])
+            .args(["--owner-pid", &owner.0.id().to_string()]),
+    );
+    let refresher = KillOnDrop(
+        faked(b.cmd(), "-600")
+            .args(["--quiet", "refresh", "--every", "1s"])
+            .spawn()
+            .unwrap(),
+    );
+    // First contact: no estimate, read with the skew tolerance (5 min):
+    // already expired. Two refreshes later its clock is known.
+    let listed = |d: &Device| d.list(&[]).into_iter().find(|r| r.session_id == "slow");
+    assert!(listed(&a).is_none(), "listed before its clock was learned");
+    let took = wait_for("the slow writer listed", Duration::from_secs(10), || {
+        listed(&a).is_some()
+    });
+    println!(
+        "clocks e2e: writer 10 min behind listed after {:.2} s",
+        took.as_secs_f64()
+    );
+    let row = listed(&a).unwrap();
+    let offset = row.writer_offset_s.expect("an estimate");
+    assert!((-602.0..=-599.0).contains(&offset), "offset {offset}");
+    assert!(row.live);
+    // It stays listed while it refreshes.
+    for _ in 0..10 {
+        assert!(listed(&a).is_some(), "dropped while alive");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    // It stops refreshing: gone one ttl (4 s) after its last refresh arrived.
+    drop(refresher);
+    let gone = wait_for("the slow writer gone", Duration::from_secs(10), || {
+        listed(&a).is_none()
+    });
+    assert!(gone < Duration::from_secs(6), "{gone:?}");
+    drop(owner);
+}
+
+#[test]
+fn a_stale_copy_of_a_dead_session_never_shows_once_its_writer_is_known() {
+    let w = World::new();
+    let a = w.device("a");
+    let dir = w.shared();
+    let device = "c".repeat(32);
+    let rec = |sid: &str, updated: f64, ttl: f64| {
+        json!({"session_id": sid, "profile": "default", "client": "terminal",
+               "device_id": device, "host": "other", "instance_id": "other",
+               "started_at": updated, "updated_at": updated, "expires_at": updated + ttl, "seq": 1})
+    };
+    // Device C, clock right, seen arriving twice: its clock is learned.
+    write_record(&dir, "other.live.json", &rec("live", now(), 90.0));
+    assert_eq!(sessions(&a.list(&[])), ["live"]);
+    std::thread::sleep(Duration::from_millis(2500));
+    write_record(&dir, "other.live.json", &rec("live", now(), 90.0));
+    // A read judges with what earlier reads learned: this one learns.
+    assert!(a.list(&[])[0].writer_offset_s.is_none());
+    let rows = a.list(&[]);
+    assert!(rows[0].writer_offset_s.is_some(), "{rows:#?}");
+    // A copy of a session of C that died a minute ago arrives now (C was
+    // offline, or the copy was relayed late). Its expires_at lies within the
+    // 5-minute skew tolerance, which alone would list it for a full ttl.
+    write_record(&dir, "other.dead.json", &rec("dead", now() - 60.0, 4.0));
+    let rows = a.list(&[]);
+    assert_eq!(
+        sessions(&rows),
+        ["live"],
+        "a dead session flashed back: {rows:#?}"
+    );
+    let shown = a.show("dead");
+    assert!(!shown.live, "{shown:#?}");
+}
