@@ -15,7 +15,7 @@ pub const DEFAULT_SKEW: Duration = Duration::from_secs(300);
 /// What covers the error of a device's learned clock offset (see
 /// docs/record-format.md): a record is read as expired this long after its
 /// `expires_at`, translated into this machine's clock.
-pub const CLOCK_MARGIN: Duration = Duration::from_secs(5);
+pub const CLOCK_MARGIN: Duration = Duration::from_secs(1);
 /// Largest skew tolerance accepted.
 pub const MAX_SKEW: Duration = Duration::from_secs(86_400);
 /// Default interval of `refresh --every` and of the keep-alive guard (which

@@ -721,3 +721,77 @@ fn syncthing_a_burst_of_200_sessions_all_arrive_and_listing_never_fails() {
     println!("syncthing e2e: 9 listings on B while files arrived: {listings}, failures: 0");
     assert!(listings > 5);
 }
+
+#[test]
+fn syncthing_a_session_that_died_while_a_device_was_offline_never_flashes_back() {
+    let _one = lock();
+    let w = World::new();
+    // The default skew tolerance (5 min): the rule alone would show the dead
+    // session's late copy live for a full ttl on rejoin.
+    let mut p = Pair::up(&w, "");
+    let owner = KillOnDrop(
+        Command::new(require_tool("sleep"))
+            .arg("120")
+            .spawn()
+            .unwrap(),
+    );
+    p.pa.publish(
+        "dies",
+        &["--ttl", "4s", "--owner-pid", &owner.0.id().to_string()],
+    );
+    let refresher = KillOnDrop(
+        p.pa.cmd()
+            .args(["--quiet", "refresh", "--every", "1s"])
+            .spawn()
+            .unwrap(),
+    );
+    // B sees it, and learns A's clock from its refreshes.
+    wait_until("dies on B", Duration::from_secs(30), || {
+        listed(&p.pb, "dies").is_some()
+    });
+    wait_until("A's clock learned on B", Duration::from_secs(30), || {
+        listed(&p.pb, "dies").is_some_and(|r| r.writer_offset_s.is_some())
+    });
+    // B goes offline; meanwhile the session keeps refreshing a little, then
+    // dies without a clear (its refresher is gone).
+    p.b.stop();
+    std::thread::sleep(Duration::from_secs(3));
+    drop(refresher);
+    let last = std::fs::read_to_string(p.a.folder.join(record_file(&p.a.folder, "dies")))
+        .expect("A's record");
+    std::thread::sleep(Duration::from_secs(6));
+    p.b.start();
+    // The stale copy arrives with a fresh ctime and an expires_at inside the
+    // tolerance; B knows A's clock, so it never shows it live.
+    let start = Instant::now();
+    let mut arrived = None;
+    while start.elapsed() < Duration::from_secs(40) {
+        let row = listed(&p.pb, "dies");
+        assert!(row.is_none(), "the dead session flashed back on B: {row:?}");
+        let on_b = std::fs::read_to_string(p.b.folder.join(record_file(&p.a.folder, "dies")));
+        if arrived.is_none() && on_b.is_ok_and(|t| t == last) {
+            arrived = Some(start.elapsed());
+        }
+        if arrived.is_some_and(|a| start.elapsed() > a + Duration::from_secs(5)) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let arrived = arrived.expect("the last copy to reach B after it rejoined");
+    report(
+        "7 session died while B was offline -> its copy reached B, never shown live",
+        arrived,
+    );
+    drop(owner);
+}
+
+/// The file of `session` in `dir` (the one record file whose name holds it).
+fn record_file(dir: &Path, session: &str) -> String {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains(&format!(".{session}")) && n.ends_with(".json"))
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    names.remove(0)
+}
