@@ -477,7 +477,7 @@ fn syncthing_clock_skew_on_the_writer_does_not_fool_the_reader() {
     );
     run_ok(
         faked(p.pb.cmd(), "-2m")
-            .args(["publish", "--session", "behind", "--ttl", "4s"])
+            .args(["publish", "--session", "behind", "--ttl", "8s"])
             .args(["--owner-pid", &owner.0.id().to_string()]),
     );
     let _refresher = KillOnDrop(
@@ -794,4 +794,119 @@ fn record_file(dir: &Path, session: &str) -> String {
         .collect();
     assert_eq!(names.len(), 1, "{names:?}");
     names.remove(0)
+}
+
+/// Publishes `session` on `dev` with its wall clock `offset` off (libfaketime
+/// syntax), owned by a `sleep` and refreshed every second; returns the owner
+/// and the refresher, which stop when dropped.
+fn skewed_writer(dev: &Device, session: &str, offset: &str) -> (KillOnDrop, KillOnDrop) {
+    let owner = KillOnDrop(
+        Command::new(require_tool("sleep"))
+            .arg("120")
+            .spawn()
+            .unwrap(),
+    );
+    run_ok(
+        faked(dev.cmd(), offset)
+            .args(["publish", "--session", session, "--ttl", "4s"])
+            .args(["--owner-pid", &owner.0.id().to_string()]),
+    );
+    let refresher = KillOnDrop(
+        faked(dev.cmd(), offset)
+            .args(["--quiet", "refresh", "--every", "1s"])
+            .spawn()
+            .unwrap(),
+    );
+    (owner, refresher)
+}
+
+#[test]
+fn syncthing_writers_ten_minutes_and_an_hour_behind_are_listed_and_go_on_time() {
+    let _one = lock();
+    let w = World::new();
+    let p = Pair::up(&w, "");
+    // B 10 min behind, read on A; then A an hour behind, read on B (each
+    // reader meets a writer it has not seen skewed otherwise).
+    for (writer, reader, offset, what) in [
+        (&p.pb, &p.pa, "-600", "10 min"),
+        (&p.pa, &p.pb, "-3600", "1 h"),
+    ] {
+        let session = format!("behind-{offset}");
+        let (owner, refresher) = skewed_writer(writer, &session, offset);
+        let arrived = wait_until(
+            "the record reaching the reader",
+            Duration::from_secs(30),
+            || {
+                reader
+                    .list(&["--include-expired"])
+                    .iter()
+                    .any(|r| r.session_id == session)
+            },
+        );
+        let start = Instant::now();
+        wait_until("listed live on the reader", Duration::from_secs(10), || {
+            listed(reader, &session).is_some()
+        });
+        let visible = start.elapsed();
+        report(
+            &format!("8 writer {what} behind -> listed after arrival"),
+            visible,
+        );
+        // First contact: its clock is learned from two arrivals at least
+        // 2 s apart, then used by the next read (see clock.rs).
+        assert!(
+            visible < Duration::from_secs(12),
+            "{visible:?} (arrived after {arrived:?})"
+        );
+        // Listed throughout while it refreshes.
+        for _ in 0..12 {
+            assert!(listed(reader, &session).is_some(), "dropped while alive");
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        // It dies: gone one ttl (4 s) after its last refresh arrived.
+        drop(refresher);
+        let gone = wait_until("gone on the reader", Duration::from_secs(20), || {
+            listed(reader, &session).is_none()
+        });
+        report(
+            &format!("8 writer {what} behind, dead -> gone on the reader"),
+            gone,
+        );
+        assert!(gone < Duration::from_secs(4 + 3), "{gone:?}");
+        drop(owner);
+    }
+}
+
+#[test]
+fn syncthing_expire_never_deletes_the_live_record_of_a_writer_two_hours_behind() {
+    let _one = lock();
+    let w = World::new();
+    // A short gc_after, so that judging by the writer's times would delete
+    // at once.
+    let p = Pair::up(&w, "gc_after = \"3s\"\n");
+    let (_owner, _refresher) = skewed_writer(&p.pb, "slow", "-7200");
+    wait_until("slow listed on A", Duration::from_secs(30), || {
+        listed(&p.pa, "slow").is_some()
+    });
+    let file = record_file(&p.a.folder, "slow");
+    let start = Instant::now();
+    let mut passes = 0;
+    while start.elapsed() < Duration::from_secs(10) {
+        let out: JsonExpire = p.pa.json(&["expire", "--json"]);
+        assert!(
+            out.removed.iter().all(|g| g.file != file),
+            "expire deleted a live record: {out:?}"
+        );
+        passes += 1;
+        assert!(
+            p.b.folder.join(&file).exists(),
+            "gone from the writer's folder"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert!(listed(&p.pa, "slow").is_some());
+    report(
+        &format!("9 expire looping ({passes} passes) beside a writer 2 h behind: record kept"),
+        start.elapsed(),
+    );
 }
