@@ -42,6 +42,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('expire', 'expire', [CompletionResultType]::ParameterValue, 'Delete expired records, old tombstones, stale conflict copies and temp files')
             [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Print the live sessions, then one line per change (up, update, down)')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check the configuration, the directory, its sync engine and its records')
+            [CompletionResult]::new('devices', 'devices', [CompletionResultType]::ParameterValue, 'List the devices with records in the directory and their learned clocks')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show or create the configuration file')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('manpage', 'manpage', [CompletionResultType]::ParameterValue, 'Print the man page (roff); docs/man/presence.1 is its output')
@@ -229,6 +230,19 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'presence;devices' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON array')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'presence;config' {
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
@@ -334,6 +348,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('expire', 'expire', [CompletionResultType]::ParameterValue, 'Delete expired records, old tombstones, stale conflict copies and temp files')
             [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Print the live sessions, then one line per change (up, update, down)')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check the configuration, the directory, its sync engine and its records')
+            [CompletionResult]::new('devices', 'devices', [CompletionResultType]::ParameterValue, 'List the devices with records in the directory and their learned clocks')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show or create the configuration file')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('manpage', 'manpage', [CompletionResultType]::ParameterValue, 'Print the man page (roff); docs/man/presence.1 is its output')
@@ -365,6 +380,9 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             break
         }
         'presence;help;doctor' {
+            break
+        }
+        'presence;help;devices' {
             break
         }
         'presence;help;config' {

@@ -25,6 +25,9 @@ _presence() {
             presence,config)
                 cmd="presence__subcmd__config"
                 ;;
+            presence,devices)
+                cmd="presence__subcmd__devices"
+                ;;
             presence,doctor)
                 cmd="presence__subcmd__doctor"
                 ;;
@@ -91,6 +94,9 @@ _presence() {
             presence__subcmd__help,config)
                 cmd="presence__subcmd__help__subcmd__config"
                 ;;
+            presence__subcmd__help,devices)
+                cmd="presence__subcmd__help__subcmd__devices"
+                ;;
             presence__subcmd__help,doctor)
                 cmd="presence__subcmd__help__subcmd__doctor"
                 ;;
@@ -137,7 +143,7 @@ _presence() {
 
     case "${cmd}" in
         presence)
-            opts="-v -q -h -V --profile --config --dir --verbose --quiet --help --version publish list ls show clear refresh run expire watch doctor config completions manpage help"
+            opts="-v -q -h -V --profile --config --dir --verbose --quiet --help --version publish list ls show clear refresh run expire watch doctor devices config completions manpage help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -396,6 +402,32 @@ _presence() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        presence__subcmd__devices)
+            opts="-v -q -h --json --profile --config --dir --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         presence__subcmd__doctor)
             opts="-v -q -h --json --profile --config --dir --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -449,7 +481,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__help)
-            opts="publish list show clear refresh run expire watch doctor config completions manpage help"
+            opts="publish list show clear refresh run expire watch doctor devices config completions manpage help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -535,6 +567,20 @@ _presence() {
         presence__subcmd__help__subcmd__config__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        presence__subcmd__help__subcmd__devices)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -39,6 +39,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand expire 'Delete expired records, old tombstones, stale conflict copies and temp files'
             cand watch 'Print the live sessions, then one line per change (up, update, down)'
             cand doctor 'Check the configuration, the directory, its sync engine and its records'
+            cand devices 'List the devices with records in the directory and their learned clocks'
             cand config 'Show or create the configuration file'
             cand completions 'Print a shell completion script'
             cand manpage 'Print the man page (roff); docs/man/presence.1 is its output'
@@ -215,6 +216,18 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'presence;devices'= {
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once'
+            cand --json 'Print one JSON array'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'presence;config'= {
             cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
             cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
@@ -309,6 +322,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand expire 'Delete expired records, old tombstones, stale conflict copies and temp files'
             cand watch 'Print the live sessions, then one line per change (up, update, down)'
             cand doctor 'Check the configuration, the directory, its sync engine and its records'
+            cand devices 'List the devices with records in the directory and their learned clocks'
             cand config 'Show or create the configuration file'
             cand completions 'Print a shell completion script'
             cand manpage 'Print the man page (roff); docs/man/presence.1 is its output'
@@ -331,6 +345,8 @@ set edit:completion:arg-completer[presence] = {|@words|
         &'presence;help;watch'= {
         }
         &'presence;help;doctor'= {
+        }
+        &'presence;help;devices'= {
         }
         &'presence;help;config'= {
             cand path 'Print the path of the configuration file in use'

@@ -114,6 +114,21 @@ impl DeviceClock {
     }
 }
 
+/// Whether `learned` holds a minute of samples `known` lacks, a sample half a
+/// second above a minute's maximum, or arrivals that widen a minute's span.
+fn teaches(known: &DeviceClock, learned: &DeviceClock) -> bool {
+    learned.buckets.iter().any(
+        |x| match known.buckets.iter().find(|y| y.minute == x.minute) {
+            None => true,
+            Some(y) => {
+                x.max >= y.max + 0.5
+                    || (x.first < y.first - BURST_S / 2.0)
+                    || (x.last > y.last + BURST_S / 2.0)
+            }
+        },
+    )
+}
+
 /// What this machine knows of every device's clock.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Clocks {
@@ -125,7 +140,7 @@ pub(crate) struct Clocks {
 pub(crate) struct Estimate {
     /// Seconds the device's clock runs ahead of ours (negative: behind).
     pub offset: f64,
-    /// Samples it rests on, in all.
+    /// Records that taught something when they were read, in all.
     pub samples: u64,
     /// No sample arrived within the window: the last estimate, kept.
     pub stale: bool,
@@ -170,6 +185,11 @@ impl Clocks {
     pub(crate) fn merge(&mut self, other: &Clocks, now: f64) {
         for (device, theirs) in &other.devices {
             let mine = self.devices.entry(device.clone()).or_default();
+            // Every read sees the same files again: only samples that teach
+            // something count.
+            if teaches(mine, theirs) {
+                mine.samples += theirs.samples;
+            }
             for b in &theirs.buckets {
                 match mine.buckets.iter_mut().find(|m| m.minute == b.minute) {
                     Some(m) => {
@@ -181,7 +201,6 @@ impl Clocks {
                 }
             }
             mine.buckets.sort_by_key(|b| b.minute);
-            mine.samples = mine.samples.max(theirs.samples);
             if mine.estimate.is_none() {
                 mine.estimate = theirs.estimate;
             }
@@ -200,16 +219,7 @@ impl Clocks {
             .iter()
             .any(|(device, l)| match self.devices.get(device) {
                 None => !l.buckets.is_empty(),
-                Some(k) => l.buckets.iter().any(|x| {
-                    match k.buckets.iter().find(|y| y.minute == x.minute) {
-                        None => true,
-                        Some(y) => {
-                            x.max >= y.max + 0.5
-                                || (x.first < y.first - BURST_S / 2.0)
-                                || (x.last > y.last + BURST_S / 2.0)
-                        }
-                    }
-                }),
+                Some(k) => teaches(k, l),
             })
     }
 }

@@ -4,6 +4,7 @@
 mod clear;
 mod completions;
 mod config_cmd;
+mod devices;
 mod doctor;
 pub mod exit;
 mod expire;
@@ -80,6 +81,8 @@ pub enum Command {
     Watch(watch::WatchArgs),
     /// Check the configuration, the directory, its sync engine and its records
     Doctor(doctor::DoctorArgs),
+    /// List the devices with records in the directory and their learned clocks
+    Devices(devices::DevicesArgs),
     /// Show or create the configuration file
     Config(config_cmd::ConfigArgs),
     /// Print a shell completion script
@@ -161,6 +164,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Expire(a) => expire::run(&ctx, a),
         Command::Watch(a) => watch::run(&ctx, a),
         Command::Doctor(a) => doctor::run(&ctx, a),
+        Command::Devices(a) => devices::run(&ctx, a),
         Command::Config(a) => config_cmd::run(&ctx, a),
         Command::Completions(a) => completions::run(a),
         Command::Manpage => completions::manpage(),

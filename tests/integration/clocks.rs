@@ -111,3 +111,54 @@ fn a_stale_copy_of_a_dead_session_never_shows_once_its_writer_is_known() {
     let shown = a.show("dead");
     assert!(!shown.live, "{shown:#?}");
 }
+
+#[test]
+fn devices_lists_each_writer_and_its_learned_clock() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("mine", &[]);
+    let dir = w.shared();
+    let other = "d".repeat(32);
+    let rec = |ago: f64| {
+        let t = now();
+        json!({"session_id": "theirs", "profile": "default", "client": "terminal",
+               "device_id": other, "host": "box\u{1b}]0;x\u{7}", "instance_id": "box",
+               "started_at": t - 900.0, "updated_at": t - ago, "expires_at": t - ago + 90.0, "seq": 1})
+    };
+    // Another device, its clock 15 min behind, seen arriving twice.
+    write_record(&dir, "box.theirs.json", &rec(900.0));
+    let devices: Vec<JsonDevice> = a.json(&["devices", "--json"]);
+    let theirs = devices
+        .iter()
+        .find(|d| d.device_id == other)
+        .expect("listed");
+    assert_eq!(theirs.offset_s, None, "one arrival teaches nothing");
+    std::thread::sleep(Duration::from_millis(2500));
+    write_record(&dir, "box.theirs.json", &rec(900.0));
+    a.run(&["list"]).success();
+    let devices: Vec<JsonDevice> = a.json(&["devices", "--json"]);
+    let theirs = devices
+        .iter()
+        .find(|d| d.device_id == other)
+        .expect("listed");
+    let offset = theirs.offset_s.expect("learned");
+    assert!((-901.0..=-899.0).contains(&offset), "{offset}");
+    assert!(
+        theirs.samples >= 2 && !theirs.stale && !theirs.this_device,
+        "{theirs:?}"
+    );
+    assert_eq!(
+        (theirs.records, theirs.live),
+        (1, 1),
+        "listed live through its clock"
+    );
+    let mine = devices.iter().find(|d| d.this_device).expect("this device");
+    assert_eq!(mine.device_id, a.device_id());
+    // The table escapes what another device wrote.
+    let table = a.run(&["devices"]).success().stdout;
+    assert!(table.contains("behind -900"), "{table}");
+    assert!(
+        !table.contains('\u{1b}') && table.contains("\\e]0;x"),
+        "{table}"
+    );
+}

@@ -511,3 +511,18 @@ pub fn libfaketime() -> String {
     }
     missing("libfaketime", "faketime")
 }
+
+/// An element of `devices --json`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsonDevice {
+    pub device_id: String,
+    pub hosts: Vec<String>,
+    pub records: usize,
+    pub live: usize,
+    pub this_device: bool,
+    #[serde(deserialize_with = "always")]
+    pub offset_s: Option<f64>,
+    pub samples: u64,
+    pub stale: bool,
+}

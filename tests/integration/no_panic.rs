@@ -194,6 +194,8 @@ proptest! {
             (vec!["show", &shown_id, "--json"], &[0, 1]),
             (vec!["doctor"], &[0, 1]),
             (vec!["doctor", "--json"], &[0, 1]),
+            (vec!["devices"], &[0]),
+            (vec!["devices", "--json"], &[0]),
             (vec!["expire", "--dry-run"], ok),
             (vec!["refresh", "-v"], ok),
             (vec!["publish", "--session", "mine", "--status", "working"], ok),

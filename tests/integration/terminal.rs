@@ -158,6 +158,7 @@ fn nothing_from_the_directory_reaches_a_terminal_raw() {
         ),
         ("list --watch", "timeout -s INT 1.5 presence list --watch".into(), true, true),
         ("doctor", "presence doctor".into(), true, false),
+        ("devices", "presence devices".into(), true, false),
         ("expire --dry-run", "presence expire --dry-run -v".into(), true, false),
         (
             "publish over a planted own file",
