@@ -153,10 +153,17 @@ impl Clocks {
         if device.is_empty() || device.len() > 64 {
             return;
         }
-        self.devices
-            .entry(device.to_owned())
-            .or_default()
-            .add(arrived, updated_at - arrived);
+        // Looked up before inserting: `list` learns from every file, and
+        // most devices are known already (no allocation per file).
+        let sample = updated_at - arrived;
+        match self.devices.get_mut(device) {
+            Some(d) => d.add(arrived, sample),
+            None => self
+                .devices
+                .entry(device.to_owned())
+                .or_default()
+                .add(arrived, sample),
+        }
     }
 
     /// How to read the times of a record from `device` at `now`.
