@@ -20,10 +20,14 @@
 //! - **First contact.** Without an estimate, a writer's records are read with
 //!   the skew tolerance, as before ([`WriterClock::Unknown`]).
 //!
-//! A device in the group can forge samples for another device's id. It can
-//! only raise that device's estimate — making its sessions expire earlier
-//! here, which deleting their files already allows — never lower it below
-//! what genuine copies show, so it can never make a dead session live.
+//! A device in the group can forge samples for another device's id. Raising
+//! that device's estimate makes its sessions expire earlier here, which
+//! deleting their files already allows. It cannot lower the estimate below
+//! what genuine copies show. A forged sample can give a device its first
+//! estimate from one genuine burst — but making a dead session show needs no
+//! clock trick (a planted fresh copy of its record does that under any rule),
+//! and no clock ever revives an *ended* life: that is the lives rule's, which
+//! does not look at times at all.
 
 use std::collections::BTreeMap;
 
