@@ -45,6 +45,8 @@ refresh_interval = "30s"
 skew = "5m"
 # How long after expiry `expire` deletes another device's records.
 gc_after = "1h"
+# Slack added to a device's learned clock offset when reading its records' expiry (at most 1m).
+clock_margin = "1s"
 # Client name stamped into records published without --client.
 client = "terminal"
 # Refuse (exit 3) to publish a record that would need redaction, instead of redacting it.
@@ -112,6 +114,9 @@ pub struct Profile {
     pub skew: Duration,
     /// Age past expiry after which `expire` deletes any device's records. Default 1 h.
     pub gc_after: Duration,
+    /// Slack added to a device's learned clock offset when its records'
+    /// expiry is read (see docs/record-format.md). Default 1 s; at most 1 min.
+    pub clock_margin: Duration,
     /// Default client name. Default `terminal`.
     pub client: String,
     /// Refuse publishes that need redaction. Default false.
@@ -183,6 +188,8 @@ pub(crate) struct ProfileSettings {
     pub skew: Option<DurationSetting>,
     /// `gc_after`.
     pub gc_after: Option<DurationSetting>,
+    /// `clock_margin`.
+    pub clock_margin: Option<DurationSetting>,
     /// `client`.
     pub client: Option<String>,
     /// `strict`.
@@ -342,6 +349,14 @@ impl Config {
         let refresh_interval = secs(&settings.refresh_interval, limits::DEFAULT_REFRESH_INTERVAL);
         let skew = secs(&settings.skew, limits::DEFAULT_SKEW);
         let gc_after = secs(&settings.gc_after, limits::DEFAULT_GC_AFTER);
+        let clock_margin = secs(&settings.clock_margin, limits::CLOCK_MARGIN);
+        if clock_margin > limits::MAX_CLOCK_MARGIN {
+            return Err(invalid(format!(
+                "clock_margin = {} is over a minute; it covers the error of a learned clock \
+                 offset, which is seconds (the default is 1s)",
+                humantime::format_duration(clock_margin)
+            )));
+        }
         if !limits::ttl_in_range(ttl) {
             return Err(invalid(format!(
                 "ttl = {} is out of range; use 1s to 1h",
@@ -403,6 +418,7 @@ impl Config {
             refresh_interval,
             skew,
             gc_after,
+            clock_margin,
             client: settings.client.clone().unwrap_or_else(|| "terminal".into()),
             strict: settings.strict.unwrap_or(false),
             label,
@@ -674,6 +690,10 @@ mod tests {
                 "not below ttl",
             ),
             ("[profiles.a]\ntll = \"30s\"", "unknown field `tll`"),
+            (
+                "[profiles.a]\nclock_margin = \"2m\"",
+                "clock_margin = 2m is over a minute",
+            ),
             ("[profiles.a]\ndir = \"\"", "dir is empty"),
             ("[profiles.a]\nshow = []", "show must list"),
             ("[profiles.a]\nlabel = \" \"", "label must not be empty"),

@@ -16,6 +16,8 @@ pub const DEFAULT_SKEW: Duration = Duration::from_secs(300);
 /// docs/record-format.md): a record is read as expired this long after its
 /// `expires_at`, translated into this machine's clock.
 pub const CLOCK_MARGIN: Duration = Duration::from_secs(1);
+/// Largest `clock_margin` accepted: it covers seconds of error, not minutes.
+pub const MAX_CLOCK_MARGIN: Duration = Duration::from_secs(60);
 /// Largest skew tolerance accepted.
 pub const MAX_SKEW: Duration = Duration::from_secs(86_400);
 /// Default interval of `refresh --every` and of the keep-alive guard (which

@@ -132,12 +132,9 @@ impl Row {
     /// `claimed_age_s`, `expires_in_s`) for a record whose file has `ctime`,
     /// so that a row kept across time (by a watcher) says what a listing
     /// would say now.
-    pub(crate) fn retime(&mut self, ctime: f64, now: f64, skew: f64) {
+    pub(crate) fn retime(&mut self, ctime: f64, now: f64, (skew, margin): (f64, f64)) {
         let clock = match self.writer_offset_s {
-            Some(offset) => WriterClock::Known {
-                offset,
-                margin: crate::limits::secs(crate::limits::CLOCK_MARGIN),
-            },
+            Some(offset) => WriterClock::Known { offset, margin },
             None => WriterClock::Unknown { skew },
         };
         self.age_s = round_ms(now - ctime);
@@ -644,7 +641,15 @@ impl Registry {
             device,
             now,
             self.profile.skew.as_secs_f64(),
-            crate::limits::secs(crate::limits::CLOCK_MARGIN),
+            self.profile.clock_margin.as_secs_f64(),
+        )
+    }
+
+    /// The skew tolerance and the clock margin, seconds.
+    pub(crate) fn tolerance(&self) -> (f64, f64) {
+        (
+            self.profile.skew.as_secs_f64(),
+            self.profile.clock_margin.as_secs_f64(),
         )
     }
 
@@ -684,7 +689,7 @@ impl Registry {
             redactions,
             record,
         };
-        row.retime(e.ctime, now, self.profile.skew.as_secs_f64());
+        row.retime(e.ctime, now, self.tolerance());
         row
     }
 

@@ -248,7 +248,6 @@ pub struct Watcher {
     tx: mpsc::Sender<Msg>,
     _backend: Option<Backend>,
     show: ShowSet,
-    skew: f64,
     /// What this device published (the ledger), as of the last batch.
     own: Own,
     /// What this device knows of every writer's clock, learned as it reads.
@@ -308,7 +307,6 @@ impl Watcher {
         let registry_clocks = registry.local().clocks();
         let mut w = Watcher {
             show: registry.show_set(opts.all_profiles),
-            skew: registry.profile().skew.as_secs_f64(),
             registry,
             opts,
             rx,
@@ -338,7 +336,7 @@ impl Watcher {
             .values()
             .map(|l| {
                 let mut row = l.row.clone();
-                row.retime(l.ctime, self.now, self.skew);
+                row.retime(l.ctime, self.now, self.registry.tolerance());
                 row
             })
             .collect();
@@ -509,7 +507,7 @@ impl Watcher {
                 }
                 if emit {
                     let mut row = l.row.clone();
-                    row.retime(l.ctime, now, self.skew);
+                    row.retime(l.ctime, now, self.registry.tolerance());
                     old.live.insert(key.clone(), row);
                 }
                 now_live.push((key.clone(), Some(l)));
@@ -547,7 +545,7 @@ impl Watcher {
             };
             if let Some(mut l) = live.filter(|l| l.row.live) {
                 if emit {
-                    l.row.retime(l.ctime, now, self.skew);
+                    l.row.retime(l.ctime, now, self.registry.tolerance());
                     new.live.insert(key.clone(), l.row.clone());
                 }
                 next.push((key, l));

@@ -63,6 +63,7 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
             writeln!(out, "refresh_interval = {}", d(p.refresh_interval))?;
             writeln!(out, "skew = {}", d(p.skew))?;
             writeln!(out, "gc_after = {}", d(p.gc_after))?;
+            writeln!(out, "clock_margin = {}", d(p.clock_margin))?;
             writeln!(out, "client = {}", q(&p.client))?;
             writeln!(out, "strict = {}", p.strict)?;
             writeln!(out, "label = {}", q(&p.label))?;
