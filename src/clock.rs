@@ -320,6 +320,44 @@ mod tests {
     }
 
     proptest! {
+        /// Forged samples (any value, any arrival) mixed in, in any order,
+        /// never lower an estimate below what the genuine copies alone give:
+        /// forgery can only make a device's sessions end earlier here.
+        #[test]
+        fn forged_samples_never_lower_an_estimate(
+            offset in -7200.0f64..7200.0,
+            genuine in prop::collection::vec((0.0f64..60.0, 0.0f64..500.0), 2..20),
+            forged in prop::collection::vec((-1e6f64..1e6, 0.0f64..500.0), 0..20),
+            seed in any::<u64>(),
+        ) {
+            let real: Vec<(f64, f64)> = genuine
+                .iter()
+                .enumerate()
+                .map(|(i, (delay, at))| (T + at + i as f64 * 3.0, offset - delay))
+                .collect();
+            let fake: Vec<(f64, f64)> = forged.iter().map(|(s, at)| (T + at, *s)).collect();
+            let mut alone = Clocks::default();
+            for (at, s) in &real {
+                alone.learn("d", *at, at + s);
+            }
+            let mut mixed_in: Vec<(f64, f64)> = real.iter().chain(&fake).copied().collect();
+            // A deterministic shuffle from the seed.
+            let mut x = seed | 1;
+            for i in (1..mixed_in.len()).rev() {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                mixed_in.swap(i, (x % (i as u64 + 1)) as usize);
+            }
+            let mut mixed = Clocks::default();
+            for (at, s) in &mixed_in {
+                mixed.learn("d", *at, at + s);
+            }
+            let now = T + 600.0;
+            if let Some(a) = alone.estimate("d", now) {
+                let m = mixed.estimate("d", now).expect("an estimate");
+                prop_assert!(m.offset >= a.offset - 1e-6, "{m:?} < {a:?}");
+            }
+        }
+
         /// Whatever the order copies arrive in and whatever their delays, the
         /// estimate never exceeds the true offset (so a record's expiry is
         /// never read as earlier than it is), and forged samples can only

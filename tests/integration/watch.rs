@@ -285,3 +285,40 @@ fn watchers_read_nothing_while_others_read_and_one_file_per_change() {
         assert_eq!(code, Some(0), "{stderr}");
     }
 }
+
+#[test]
+fn watch_never_brings_up_a_late_copy_of_a_dead_session_from_a_known_writer() {
+    let w = World::new();
+    let a = w.device("a");
+    let dir = w.shared();
+    let device = "e".repeat(32);
+    let rec = |sid: &str, updated: f64, ttl: f64| {
+        serde_json::json!({"session_id": sid, "profile": "default", "client": "terminal",
+               "device_id": device, "host": "other", "instance_id": "other",
+               "started_at": updated, "updated_at": updated, "expires_at": updated + ttl, "seq": 1})
+    };
+    write_record(&dir, "other.live.json", &rec("live", now(), 90.0));
+    let s = Stream::start(&a, &["watch", "--json"]);
+    assert_eq!(summary(&s.json()), "up live@other");
+    // A second arrival, seconds later: the watcher learns the writer's clock.
+    std::thread::sleep(Duration::from_millis(2500));
+    write_record(&dir, "other.live.json", &rec("live", now(), 90.0));
+    std::thread::sleep(Duration::from_millis(500));
+    // A copy of a session that died a minute ago arrives now; within the
+    // 5-minute skew tolerance, the rule alone would bring it up.
+    write_record(&dir, "other.dead.json", &rec("dead", now() - 60.0, 4.0));
+    let until = Instant::now() + Duration::from_secs(2);
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        match s.lines.recv_timeout(left) {
+            Ok(line) => {
+                let e = JsonEvent::parse(&line);
+                assert!(
+                    e.record.session_id != "dead",
+                    "a dead session came up: {line}"
+                );
+            }
+            Err(_) => break,
+        }
+    }
+    s.stop();
+}
