@@ -12,7 +12,6 @@
 //! a file that does not hold the ledger's life), never a record of ours the
 //! ledger does not know.
 
-use crate::dedupe::LifeId;
 use crate::error::Result;
 use crate::ledger::{self, Ledger};
 use crate::record::Record;
@@ -85,12 +84,7 @@ pub(crate) fn holds_written(e: &Entry, m: &ledger::Entry) -> bool {
 
 /// Whether `e` is a copy of the life ledger entry `m` records.
 pub(crate) fn holds(e: &Entry, m: &ledger::Entry) -> bool {
-    e.kind == NameKind::Record && LifeId::of(&e.record) == life_id(&m.life)
-}
-
-/// The dedupe life of a ledger life.
-pub(crate) fn life_id(l: &ledger::Life) -> LifeId {
-    LifeId::new(&l.instance_id, &l.session_id, l.started_at)
+    e.kind == NameKind::Record && ledger::Life::of(&e.record) == m.life
 }
 
 /// What to do with the file.
@@ -124,11 +118,7 @@ pub(crate) enum Done {
 fn ledger_entry(file: &str, r: &Record) -> ledger::Entry {
     ledger::Entry {
         file: file.to_owned(),
-        life: ledger::Life {
-            instance_id: r.instance_id.clone(),
-            session_id: r.session_id.clone(),
-            started_at: r.started_at,
-        },
+        life: ledger::Life::of(r),
         label: r.profile.clone(),
         ended_at: r.ended_at,
         pid: r.pid,

@@ -157,34 +157,6 @@ impl Hasher for Identity {
 
 type ByDigest<V> = HashMap<Digest, V, BuildHasherDefault<Identity>>;
 
-/// One life of a session: the writer instance, the session, and when that
-/// run started (bit-exact; the copies of one instance's session that carry no
-/// `started_at`, as Hermes Agent writes them, are one life).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct LifeId {
-    instance: Box<str>,
-    session: Box<str>,
-    started: Option<u64>,
-}
-
-impl LifeId {
-    /// The life of a record with these fields.
-    pub(crate) fn new(instance: &str, session: &str, started_at: Option<f64>) -> Self {
-        // Cut as the group key is cut: a hostile file's megabyte of id must
-        // not be held per life.
-        LifeId {
-            instance: crate::record::clip(instance).into(),
-            session: crate::record::clip(session).into(),
-            started: started_at.map(f64::to_bits),
-        }
-    }
-
-    /// The life `record` belongs to.
-    pub(crate) fn of(record: &Record) -> Self {
-        LifeId::new(&record.instance_id, &record.session_id, record.started_at)
-    }
-}
-
 /// One file as the reducer sees it: its rank, whether it ends its life, its
 /// own liveness, and what the caller wants back (`None`: nothing to keep).
 #[derive(Debug, Clone)]

@@ -45,6 +45,19 @@ impl PartialEq for Life {
 
 impl Eq for Life {}
 
+impl Life {
+    /// The life `record` is a copy of: its writer instance, its session, and
+    /// when that run started (the copies of one instance's session that carry
+    /// no `started_at`, as Hermes Agent writes them, are one life).
+    pub fn of(record: &Record) -> Life {
+        Life {
+            instance_id: record.instance_id.clone(),
+            session_id: record.session_id.clone(),
+            started_at: record.started_at,
+        }
+    }
+}
+
 /// What this device published at one record file name.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Entry {

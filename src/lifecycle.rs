@@ -15,7 +15,6 @@
 use serde::Serialize;
 
 use crate::change::{Change, Done};
-use crate::dedupe::LifeId;
 use crate::error::Result;
 use crate::ledger;
 use crate::liveness;
@@ -120,13 +119,13 @@ impl Registry {
         now: f64,
     ) -> Result<Option<Record>> {
         let dir = self.dir.open()?;
-        let life = LifeId::of(expected);
+        let life = ledger::Life::of(expected);
         let skew = self.profile.skew.as_secs_f64();
         let (done, tomb) = self.change(&dir, file, |cur| {
             Ok(match &cur.entry {
                 Some(e)
                     if cur.holds_mine()
-                        && LifeId::of(&e.record) == life
+                        && ledger::Life::of(&e.record) == life
                         && e.record.ended_at.is_none() =>
                 {
                     let base = cur.base().unwrap_or_else(|| e.record.clone());

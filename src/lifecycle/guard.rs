@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use super::refreshed;
 use crate::change::{Change, Done};
-use crate::dedupe::LifeId;
 use crate::error::{Error, Result};
+use crate::ledger::Life;
 use crate::liveness;
 use crate::owner;
 use crate::record::Record;
@@ -112,18 +112,18 @@ impl Shared {
         if !st.active {
             return Ok(false);
         }
-        let life = LifeId::of(&st.record);
+        let life = Life::of(&st.record);
         let strict = self.strict;
         let dir = self.registry.dir.open()?;
         let (done, written) = self.registry.change(&dir, &self.file, |cur| {
             let ongoing = cur
                 .mine
                 .as_ref()
-                .is_some_and(|m| m.ended_at.is_none() && crate::change::life_id(&m.life) == life);
+                .is_some_and(|m| m.ended_at.is_none() && m.life == life);
             // The file holds this life, still going — or is gone (another
             // device's expire, a user's rm): only this guard ends its life.
             let held = cur.entry.as_ref().is_some_and(|e| {
-                cur.holds_mine() && LifeId::of(&e.record) == life && e.record.ended_at.is_none()
+                cur.holds_mine() && Life::of(&e.record) == life && e.record.ended_at.is_none()
             });
             if !ongoing || !(held || cur.gone()) {
                 return Ok((Change::Leave, None));
