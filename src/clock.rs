@@ -170,6 +170,13 @@ impl Clocks {
         }
     }
 
+    /// Learns from `record`, whose file arrived here at `arrived`.
+    pub(crate) fn learn_record(&mut self, record: &crate::record::Record, arrived: f64) {
+        if let Some(updated) = record.updated_at {
+            self.learn(&record.device_id, arrived, updated);
+        }
+    }
+
     /// How to read the times of a record from `device` at `now`.
     pub(crate) fn writer(&self, device: &str, now: f64, skew: f64, margin: f64) -> WriterClock {
         match self.estimate(device, now) {

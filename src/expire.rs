@@ -290,9 +290,7 @@ impl Registry {
         let clocks = self.local.clocks();
         let mut learned = crate::clock::Clocks::default();
         for e in &scan.entries {
-            if let Some(updated) = e.record.updated_at {
-                learned.learn(&e.record.device_id, e.ctime, updated);
-            }
+            learned.learn_record(&e.record, e.ctime);
         }
         let writer = |e: &Entry| self.writer_clock(&clocks, &e.record.device_id, now);
         let plan = decide(

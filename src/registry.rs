@@ -585,18 +585,19 @@ impl Registry {
         let scan = dir.scan()?;
         let own = self.own(&dir)?;
         let show = self.show_set(opts.all_profiles);
+        let clocks = self.local.clocks();
+        // Every record teaches its writer's clock, whatever its label.
+        let mut learned = Clocks::default();
+        for e in &scan.entries {
+            learned.learn_record(&e.record, e.ctime);
+        }
         let entries: Vec<Entry> = scan
             .entries
             .into_iter()
             .filter(|e| show.shows(&e.record.profile))
             .collect();
-        let clocks = self.local.clocks();
-        let mut learned = Clocks::default();
         let mut reducer = Reducer::new(true);
         for e in entries {
-            if let Some(updated) = e.record.updated_at {
-                learned.learn(&e.record.device_id, e.ctime, updated);
-            }
             let clock = self.writer_clock(&clocks, &e.record.device_id, now);
             let (key, life, mut copy) = dedupe::describe(&e.record, &e.file, e.ctime, now, clock);
             copy.item = Some(e);
