@@ -9,15 +9,14 @@
 //! ledger needs no locking of its own; each write is atomic (a temp file in
 //! the same directory, renamed over the entry) so a crash never tears one.
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::local::{LocalDirs, make_private_dir, short_hex};
+use crate::local::{LocalDirs, make_private_dir, read_small, short_hex, write_small};
 use crate::record::Record;
 
 /// Entries larger than this are corrupt: a real one is a few hundred bytes.
@@ -141,16 +140,7 @@ impl Ledger {
         let json = serde_json::to_vec(entry)
             .map_err(|e| Error::io("write ledger entry", &path, io::Error::other(e)))?;
         make_private_dir(&self.dir)?;
-        let mut tmp = tempfile::Builder::new()
-            .prefix(&format!(".{}.", entry.file))
-            .suffix(".tmp")
-            .tempfile_in(&self.dir)
-            .map_err(|e| Error::io("create temp file in", &self.dir, e))?;
-        tmp.write_all(&json)
-            .map_err(|e| Error::io("write ledger entry", tmp.path(), e))?;
-        tmp.persist(&path)
-            .map_err(|e| Error::io("write ledger entry", &path, e.error))?;
-        Ok(())
+        write_small(&self.dir, &entry.file, &json, "write ledger entry")
     }
 
     /// Removes the entry for record `file`; one already gone is fine.
@@ -214,34 +204,12 @@ fn invalid(op: &'static str, path: &Path, message: &'static str) -> Error {
 }
 
 /// Reads the entry at `path` for record `file`; `None` when it is missing or
-/// damaged. Neither a symlink nor anything but a regular file is read, and
-/// opening never blocks (a FIFO would otherwise hang the caller).
+/// damaged (see [`read_small`]: one bad entry never stops a listing or
+/// hides the others).
 fn read(path: &Path, file: &str) -> Result<Option<Entry>> {
-    let err = |e| Error::io("read ledger entry", path, e);
-    let f = match OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-    {
-        Ok(f) => f,
-        // Missing, a symlink (O_NOFOLLOW), or anything that cannot be
-        // opened (a socket, an entry another user owns after a `sudo`
-        // run): not this device's, like a damaged entry — one bad entry
-        // must never stop a listing or hide the others.
-        Err(_) => return Ok(None),
-    };
-    let meta = f.metadata().map_err(err)?;
-    if !meta.is_file() || meta.len() > MAX_ENTRY {
-        return Ok(None);
-    }
-    let mut bytes = Vec::new();
-    // The size may have grown since fstat.
-    f.take(MAX_ENTRY + 1).read_to_end(&mut bytes).map_err(err)?;
-    if bytes.len() as u64 > MAX_ENTRY {
-        return Ok(None);
-    }
-    Ok(serde_json::from_slice::<Entry>(&bytes)
-        .ok()
+    let bytes = read_small(path, MAX_ENTRY).map_err(|e| Error::io("read ledger entry", path, e))?;
+    Ok(bytes
+        .and_then(|b| serde_json::from_slice::<Entry>(&b).ok())
         .filter(|e| e.file == file))
 }
 

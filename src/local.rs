@@ -143,15 +143,7 @@ impl LocalDirs {
         if let Some(parent) = path.parent() {
             make_private_dir(parent)?;
         }
-        let f = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(|e| Error::io("open lock file", &path, e))?;
-        f.lock().map_err(|e| Error::io("lock", &path, e))?;
-        Ok(RecordLock { _file: f })
+        flock(&path)
     }
 }
 
@@ -160,23 +152,10 @@ impl LocalDirs {
     /// (`<state>/clocks.json`). Missing, unreadable or damaged: nothing
     /// learned yet — every writer is then read with the skew tolerance.
     pub(crate) fn clocks(&self) -> Clocks {
-        let path = self.state.join("clocks.json");
-        let Ok(f) = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(&path)
-        else {
-            return Clocks::default();
-        };
-        let mut bytes = Vec::new();
-        match f.metadata() {
-            Ok(m) if m.is_file() && m.len() <= MAX_CLOCKS_BYTES => {}
-            _ => return Clocks::default(),
+        match read_small(&self.state.join("clocks.json"), MAX_CLOCKS_BYTES) {
+            Ok(Some(bytes)) => serde_json::from_slice(&bytes).unwrap_or_default(),
+            _ => Clocks::default(),
         }
-        if f.take(MAX_CLOCKS_BYTES).read_to_end(&mut bytes).is_err() {
-            return Clocks::default();
-        }
-        serde_json::from_slice(&bytes).unwrap_or_default()
     }
 
     /// Adds `learned` to what is on disk and writes the union, under a lock
@@ -184,30 +163,67 @@ impl LocalDirs {
     /// each other's samples.
     pub(crate) fn save_clocks(&self, learned: &Clocks, now: f64) -> Result<()> {
         make_private_dir(&self.state)?;
-        let lock_path = self.state.join("clocks.lock");
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(&lock_path)
-            .map_err(|e| Error::io("open lock file", &lock_path, e))?;
-        lock.lock().map_err(|e| Error::io("lock", &lock_path, e))?;
+        let _lock = flock(&self.state.join("clocks.lock"))?;
         let mut all = self.clocks();
         all.merge(learned, now);
         let path = self.state.join("clocks.json");
         let json = serde_json::to_vec(&all)
             .map_err(|e| Error::io("write clock estimates", &path, io::Error::other(e)))?;
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".clocks.")
-            .tempfile_in(&self.state)
-            .map_err(|e| Error::io("create temp file in", &self.state, e))?;
-        tmp.write_all(&json)
-            .map_err(|e| Error::io("write clock estimates", &path, e))?;
-        tmp.persist(&path)
-            .map_err(|e| Error::io("write clock estimates", &path, e.error))?;
-        Ok(())
+        write_small(&self.state, "clocks.json", &json, "write clock estimates")
     }
+}
+
+/// Takes the advisory lock on `path` (created 0600), blocking; released when
+/// the guard drops.
+fn flock(path: &Path) -> Result<RecordLock> {
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| Error::io("open lock file", path, e))?;
+    f.lock().map_err(|e| Error::io("lock", path, e))?;
+    Ok(RecordLock { _file: f })
+}
+
+/// Reads a small file of this device's local state. `Ok(None)` when it is
+/// missing or cannot be opened (a symlink, a socket, another user's file
+/// after a `sudo` run), is not a regular file, or is larger than `max`:
+/// such a file is treated as absent. Opening never blocks (a FIFO would
+/// otherwise hang the caller).
+pub(crate) fn read_small(path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
+    let Ok(f) = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    else {
+        return Ok(None);
+    };
+    let meta = f.metadata()?;
+    if !meta.is_file() || meta.len() > max {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    // The size may have grown since fstat.
+    f.take(max + 1).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= max).then_some(bytes))
+}
+
+/// Writes `bytes` as `dir/name` atomically: a 0600 temp file `.name.*.tmp`
+/// in `dir`, renamed over the name, so a crash never leaves it torn.
+pub(crate) fn write_small(dir: &Path, name: &str, bytes: &[u8], op: &'static str) -> Result<()> {
+    let path = dir.join(name);
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| Error::io("create temp file in", dir, e))?;
+    tmp.write_all(bytes)
+        .map_err(|e| Error::io(op, tmp.path(), e))?;
+    tmp.persist(&path)
+        .map_err(|e| Error::io(op, &path, e.error))?;
+    Ok(())
 }
 
 /// The clock estimates of a few hundred devices fit in far less.
