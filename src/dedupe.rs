@@ -176,6 +176,25 @@ pub(crate) struct Copy<T> {
 }
 
 impl<T> Copy<T> {
+    /// A file's copy as the reducer ranks it (a missing `updated_at` ranks
+    /// lowest), holding no payload yet.
+    pub(crate) fn new(
+        file: &str,
+        updated_at: Option<f64>,
+        seq: u64,
+        ended: bool,
+        state: State,
+    ) -> Self {
+        Copy {
+            file: file.into(),
+            updated: updated_at.unwrap_or(f64::NEG_INFINITY),
+            seq,
+            ended,
+            state,
+            item: None,
+        }
+    }
+
     /// This copy's rank.
     pub(crate) fn rank(&self) -> Rank<'_> {
         Rank::new(self.updated, self.seq, &self.file)
@@ -254,14 +273,14 @@ pub(crate) fn describe<T>(
     now: f64,
     clock: impl Into<liveness::WriterClock>,
 ) -> (Digest, Digest, Copy<T>) {
-    let copy = Copy {
-        file: file.into(),
-        updated: record.updated_at.unwrap_or(f64::NEG_INFINITY),
-        seq: record.seq,
-        ended: record.ended_at.is_some(),
-        state: liveness::state(record, ctime, now, clock),
-        item: None,
-    };
+    let state = liveness::state(record, ctime, now, clock);
+    let copy = Copy::new(
+        file,
+        record.updated_at,
+        record.seq,
+        record.ended_at.is_some(),
+        state,
+    );
     let life = Digest::life(&record.instance_id, &record.session_id, record.started_at);
     (Digest::group(record.group_key()), life, copy)
 }

@@ -524,18 +524,18 @@ impl Registry {
             let clock = self.writer_clock(&clocks, probe.device_id(), now);
             let state = liveness::state_of(times, raw.ctime, now, clock);
             let keep = opts.include_expired || state == State::Live;
-            let copy = dedupe::Copy {
-                file: raw.file.into(),
-                updated: probe.updated_at.unwrap_or(f64::NEG_INFINITY),
-                seq: probe.seq,
-                ended: probe.ended_at.is_some(),
+            let mut copy = dedupe::Copy::new(
+                raw.file,
+                probe.updated_at,
+                probe.seq,
+                probe.ended_at.is_some(),
                 state,
-                item: keep.then(|| Kept {
-                    kind: raw.kind,
-                    stamp: raw.stamp,
-                    bytes: raw.bytes.into(),
-                }),
-            };
+            );
+            copy.item = keep.then(|| Kept {
+                kind: raw.kind,
+                stamp: raw.stamp,
+                bytes: raw.bytes.into(),
+            });
             let life = Digest::life(probe.instance_id(), probe.session_id(), probe.started_at);
             reducer.add(Digest::group(probe.group_key()), life, copy);
             Ok(())

@@ -592,19 +592,9 @@ impl Watcher {
             let Some(p) = self.files.get(name).and_then(|k| k.probe.as_ref()) else {
                 continue;
             };
-            let copy = dedupe::Copy {
-                file: name.clone(),
-                updated: p.updated_at.unwrap_or(f64::NEG_INFINITY),
-                seq: p.seq,
-                ended: p.times[2].is_some(),
-                state: liveness::state_of(
-                    p.times,
-                    p.ctime,
-                    now,
-                    self.registry.writer_clock(&self.clocks, &p.device, now),
-                ),
-                item: None,
-            };
+            let clock = self.registry.writer_clock(&self.clocks, &p.device, now);
+            let state = liveness::state_of(p.times, p.ctime, now, clock);
+            let copy = dedupe::Copy::new(name, p.updated_at, p.seq, p.times[2].is_some(), state);
             reducer.add(p.group, p.life, copy);
         }
         let group = reducer.finish().into_iter().next()?;
