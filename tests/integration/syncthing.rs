@@ -1,8 +1,9 @@
-//! Cross-device truth over two real Syncthing daemons on loopback.
+//! Cross-device truth over real Syncthing daemons on loopback.
 //!
 //! Each test starts its own pair — A and B, each a `syncthing serve` with its
 //! own home, sharing one folder that is also the presence directory of a
-//! simulated presence device — runs one scenario and stops the pair, also when
+//! simulated presence device — or a line of three (A – B – C, where B relays
+//! between A and C), runs one scenario and stops the daemons, also when
 //! the test fails. Only 127.0.0.1 is used: discovery, relays, NAT traversal,
 //! usage reporting and upgrades are off, and peers dial static addresses.
 //! Daemons run under `timeout`, in their own process group, so they stop by
@@ -128,13 +129,32 @@ impl Node {
         }
     }
 
-    fn write_config(&self, peer: &Node, version: &str) {
+    /// Writes a config that shares the folder with `peers` only, each dialled
+    /// at its static loopback address.
+    fn write_config(&self, peers: &[&Node], version: &str) {
+        let folder_devices: String = peers
+            .iter()
+            .map(|p| {
+                format!(
+                    "\n        <device id=\"{}\" introducedBy=\"\"></device>",
+                    p.id
+                )
+            })
+            .collect();
+        let devices: String = peers
+            .iter()
+            .map(|p| {
+                format!(
+                    "\n    <device id=\"{}\" name=\"{}\" compression=\"metadata\" introducer=\"false\"><address>tcp://127.0.0.1:{}</address></device>",
+                    p.id, p.name, p.listen
+                )
+            })
+            .collect();
         let config = format!(
             r#"<configuration version="{version}">
     <folder id="{FOLDER}" label="{FOLDER}" path="{folder}" type="sendreceive" rescanIntervalS="10" fsWatcherEnabled="true" fsWatcherDelayS="1" ignorePerms="true" autoNormalize="true">
         <filesystemType>basic</filesystemType>
-        <device id="{me}" introducedBy=""></device>
-        <device id="{peer_id}" introducedBy=""></device>
+        <device id="{me}" introducedBy=""></device>{folder_devices}
         <minDiskFree unit="%">1</minDiskFree>
         <versioning><cleanupIntervalS>3600</cleanupIntervalS><fsPath></fsPath><fsType>basic</fsType></versioning>
         <copiers>0</copiers><pullerMaxPendingKiB>0</pullerMaxPendingKiB><hashers>0</hashers><order>random</order>
@@ -145,8 +165,7 @@ impl Node {
         <maxConcurrentWrites>2</maxConcurrentWrites><disableFsync>false</disableFsync><blockPullOrder>standard</blockPullOrder>
         <copyRangeMethod>standard</copyRangeMethod><caseSensitiveFS>false</caseSensitiveFS><junctionsAsDirs>false</junctionsAsDirs>
     </folder>
-    <device id="{me}" name="{name}" compression="metadata" introducer="false"><address>dynamic</address></device>
-    <device id="{peer_id}" name="{peer_name}" compression="metadata" introducer="false"><address>tcp://127.0.0.1:{peer_listen}</address></device>
+    <device id="{me}" name="{name}" compression="metadata" introducer="false"><address>dynamic</address></device>{devices}
     <gui enabled="true" tls="false" debugging="false"><address>127.0.0.1:{gui}</address><apikey>{apikey}</apikey><theme>default</theme></gui>
     <options>
         <listenAddress>tcp://127.0.0.1:{listen}</listenAddress>
@@ -160,10 +179,7 @@ impl Node {
 "#,
             folder = self.folder.display(),
             me = self.id,
-            peer_id = peer.id,
             name = self.name,
-            peer_name = peer.name,
-            peer_listen = peer.listen,
             gui = self.gui,
             apikey = self.apikey,
             listen = self.listen,
@@ -271,6 +287,19 @@ impl Node {
             && completion.is_some_and(|c| c["completion"] == 100)
     }
 
+    /// The config version `syncthing generate` wrote, which ours must carry.
+    fn config_version(&self) -> String {
+        std::fs::read_to_string(self.home.join("config.xml"))
+            .unwrap()
+            .split("<configuration version=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .to_string()
+    }
+
     /// A synchronous scan: afterwards the daemon knows every local change.
     fn scan(&self) {
         self.post(&format!("/rest/db/scan?folder={FOLDER}"));
@@ -291,17 +320,9 @@ impl Pair {
     fn up(w: &World, extra: &str) -> Pair {
         let mut a = Node::generate(w.tmp.path(), "A");
         let mut b = Node::generate(w.tmp.path(), "B");
-        let version = std::fs::read_to_string(a.home.join("config.xml"))
-            .unwrap()
-            .split("<configuration version=\"")
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .next()
-            .unwrap()
-            .to_string();
-        a.write_config(&b, &version);
-        b.write_config(&a, &version);
+        let version = a.config_version();
+        a.write_config(&[&b], &version);
+        b.write_config(&[&a], &version);
         let pa = w.bare_device("presence-a");
         let pb = w.bare_device("presence-b");
         for (dev, node) in [(&pa, &a), (&pb, &b)] {
@@ -333,6 +354,62 @@ impl Drop for Pair {
     fn drop(&mut self) {
         self.a.stop();
         self.b.stop();
+    }
+}
+
+/// Three daemons in a line, A – B – C: A and C never meet, so everything
+/// between them is relayed by B.
+struct Line {
+    a: Node,
+    b: Node,
+    c: Node,
+    pa: Device,
+    pc: Device,
+}
+
+impl Line {
+    fn up(w: &World) -> Line {
+        let mut a = Node::generate(w.tmp.path(), "A");
+        let mut b = Node::generate(w.tmp.path(), "B");
+        let mut c = Node::generate(w.tmp.path(), "C");
+        let version = a.config_version();
+        a.write_config(&[&b], &version);
+        b.write_config(&[&a, &c], &version);
+        c.write_config(&[&b], &version);
+        let pa = w.bare_device("presence-a");
+        let pc = w.bare_device("presence-c");
+        for (dev, node) in [(&pa, &a), (&pc, &c)] {
+            dev.write_config(&format!(
+                "[profiles.default]\ndir = {:?}\n",
+                node.folder.display().to_string()
+            ));
+        }
+        b.start();
+        a.start();
+        c.start();
+        let mut line = Line { a, b, c, pa, pc };
+        line.wait_synced();
+        line
+    }
+
+    fn wait_synced(&mut self) {
+        let (a, b, c) = (&self.a, &self.b, &self.c);
+        wait_until(
+            "A–B and B–C to connect",
+            Duration::from_secs(30),
+            || a.connected_to(b) && b.connected_to(a) && b.connected_to(c) && c.connected_to(b),
+        );
+        wait_until("A, B and C to be in sync", Duration::from_secs(30), || {
+            a.synced_with(b) && b.synced_with(c) && c.synced_with(b)
+        });
+    }
+}
+
+impl Drop for Line {
+    fn drop(&mut self) {
+        self.a.stop();
+        self.b.stop();
+        self.c.stop();
     }
 }
 
@@ -909,4 +986,107 @@ fn syncthing_expire_never_deletes_the_live_record_of_a_writer_two_hours_behind()
         &format!("9 expire looping ({passes} passes) beside a writer 2 h behind: record kept"),
         start.elapsed(),
     );
+}
+
+#[test]
+fn syncthing_a_third_device_rejoining_through_b_never_shows_the_dead_session() {
+    let _one = lock();
+    let w = World::new();
+    let mut l = Line::up(&w);
+    let owner = KillOnDrop(
+        Command::new(require_tool("sleep"))
+            .arg("120")
+            .spawn()
+            .unwrap(),
+    );
+    l.pa.publish(
+        "relayed",
+        &["--ttl", "4s", "--owner-pid", &owner.0.id().to_string()],
+    );
+    let refresher = KillOnDrop(
+        l.pa.cmd()
+            .args(["--quiet", "refresh", "--every", "1s"])
+            .spawn()
+            .unwrap(),
+    );
+    // C sees A's session only through B, and learns A's clock from it.
+    wait_until("relayed on C", Duration::from_secs(30), || {
+        listed(&l.pc, "relayed").is_some()
+    });
+    wait_until("A's clock learned on C", Duration::from_secs(30), || {
+        listed(&l.pc, "relayed").is_some_and(|r| r.writer_offset_s.is_some())
+    });
+    // A desktop on C watches throughout.
+    let mut watch = KillOnDrop(
+        l.pc.cmd()
+            .args(["watch", "--json"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let out = watch.0.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // C goes offline; A's session refreshes a little longer, then dies
+    // without a clear. B, online, receives every refresh, the last included.
+    l.c.stop();
+    std::thread::sleep(Duration::from_secs(3));
+    drop(refresher);
+    let file = record_file(&l.a.folder, "relayed");
+    let last = std::fs::read_to_string(l.a.folder.join(&file)).expect("A's record");
+    wait_until("A's last refresh on B", Duration::from_secs(20), || {
+        std::fs::read_to_string(l.b.folder.join(&file)).is_ok_and(|t| t == last)
+    });
+    std::thread::sleep(Duration::from_secs(6));
+    // C rejoins through B, which relays the stale copy with a fresh ctime on C
+    // and an expires_at inside C's 5-minute tolerance.
+    assert!(
+        std::fs::read_to_string(l.c.folder.join(&file)).is_ok_and(|t| t != last),
+        "C must hold an older copy while offline"
+    );
+    let start = Instant::now();
+    l.c.start();
+    let mut arrived = None;
+    while start.elapsed() < Duration::from_secs(40) {
+        let row = listed(&l.pc, "relayed");
+        assert!(row.is_none(), "the dead session flashed back on C: {row:?}");
+        let on_c = std::fs::read_to_string(l.c.folder.join(&file));
+        if arrived.is_none() && on_c.is_ok_and(|t| t == last) {
+            arrived = Some(start.elapsed());
+        }
+        if arrived.is_some_and(|a| start.elapsed() > a + Duration::from_secs(5)) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let arrived = arrived.expect("the last copy to reach C through B after it rejoined");
+    // The watcher saw the session come and go once, and never come back.
+    drop(watch);
+    let events: Vec<(String, String)> = rx
+        .try_iter()
+        .map(|l| JsonEvent::parse(&l))
+        .filter(|e| e.record.session_id == "relayed")
+        .map(|e| (e.event, e.reason.unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            ("up".to_string(), String::new()),
+            ("down".to_string(), "expired".to_string())
+        ],
+        "watch on C"
+    );
+    report(
+        "10 session died while C was offline -> relayed through B, never shown live on C",
+        arrived,
+    );
+    drop(owner);
 }
