@@ -1090,3 +1090,73 @@ fn syncthing_a_third_device_rejoining_through_b_never_shows_the_dead_session() {
     );
     drop(owner);
 }
+
+#[test]
+fn syncthing_an_own_record_deleted_on_the_other_device_is_back_within_a_refresh() {
+    let _one = lock();
+    let w = World::new();
+    let p = Pair::up(&w, "");
+    let owner = KillOnDrop(
+        Command::new(require_tool("sleep"))
+            .arg("120")
+            .spawn()
+            .unwrap(),
+    );
+    p.pa.publish(
+        "kept",
+        &[
+            "--ttl",
+            "8s",
+            "--title",
+            "ours",
+            "--owner-pid",
+            &owner.0.id().to_string(),
+        ],
+    );
+    let _refresher = KillOnDrop(
+        p.pa.cmd()
+            .args(["--quiet", "refresh", "--every", "4s"])
+            .spawn()
+            .unwrap(),
+    );
+    wait_until("kept on B", Duration::from_secs(30), || {
+        listed(&p.pb, "kept").is_some()
+    });
+    let started = listed(&p.pb, "kept").unwrap().started_at;
+    // A user on B deletes it (or B's expire did): the delete reaches A, whose
+    // refresher (every 4 s) writes the same life again, and it reaches B.
+    // (A write on A that crosses the delete wins in Syncthing, so the delete
+    // may also never reach A; wait for one that does.)
+    let file = record_file(&p.b.folder, "kept");
+    let seq = |dir: &Path| {
+        std::fs::read_to_string(dir.join(&file))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .and_then(|v| v["seq"].as_u64())
+    };
+    // Just after a refresh reached B, so the delete has the interval to travel.
+    let last = seq(&p.b.folder);
+    wait_until("a refresh to reach B", Duration::from_secs(10), || {
+        seq(&p.b.folder) != last
+    });
+    std::fs::remove_file(p.b.folder.join(&file)).unwrap();
+    let start = Instant::now();
+    wait_until("the delete to reach A", Duration::from_secs(30), || {
+        !p.a.folder.join(&file).exists()
+    });
+    let deleted_on_a = start.elapsed();
+    wait_until("kept back on B", Duration::from_secs(30), || {
+        p.b.folder.join(&file).exists() && listed(&p.pb, "kept").is_some_and(|r| r.title == "ours")
+    });
+    let back = start.elapsed();
+    let row = listed(&p.pb, "kept").unwrap();
+    assert_eq!(row.started_at, started, "the same life goes on");
+    report(
+        "11 own record deleted on B -> delete reached A",
+        deleted_on_a,
+    );
+    report(
+        "11 own record deleted on B -> written again by A's refresher, listed on B",
+        back,
+    );
+}
