@@ -45,14 +45,12 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('devices', 'devices', [CompletionResultType]::ParameterValue, 'List the devices with records in the directory and their learned clocks')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show or create the configuration file')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
-            [CompletionResult]::new('manpage', 'manpage', [CompletionResultType]::ParameterValue, 'Print the man page (roff); docs/man/presence.1 is its output')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'presence;publish' {
             [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Runtime session id (required)')
             [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'Durable session id [default: the session id]')
-            [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'State word: idle, working, waiting, … [default: idle]')
             [CompletionResult]::new('--title', '--title', [CompletionResultType]::ParameterName, 'Display title (at most 256 characters)')
             [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'Model name')
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Working directory to show')
@@ -63,6 +61,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--ttl', '--ttl', [CompletionResultType]::ParameterName, 'Time to live, 1s to 1h [default: the profile''s `ttl`, 90s]')
             [CompletionResult]::new('--owner-pid', '--owner-pid', [CompletionResultType]::ParameterName, 'Pid of the process that owns the session')
             [CompletionResult]::new('--instance', '--instance', [CompletionResultType]::ParameterName, 'Writer instance id [default: <host>-<first 8 chars of the device id>]')
+            [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'State word: idle, working, waiting, … [default: idle]')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
@@ -165,7 +164,6 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
         'presence;run' {
             [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Runtime session id (required)')
             [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'Durable session id [default: the session id]')
-            [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'State word: idle, working, waiting, … [default: idle]')
             [CompletionResult]::new('--title', '--title', [CompletionResultType]::ParameterName, 'Display title (at most 256 characters)')
             [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'Model name')
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Working directory to show')
@@ -176,6 +174,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--ttl', '--ttl', [CompletionResultType]::ParameterName, 'Time to live, 1s to 1h [default: the profile''s `ttl`, 90s]')
             [CompletionResult]::new('--owner-pid', '--owner-pid', [CompletionResultType]::ParameterName, 'Pid of the process that owns the session')
             [CompletionResult]::new('--instance', '--instance', [CompletionResultType]::ParameterName, 'Writer instance id [default: <host>-<first 8 chars of the device id>]')
+            [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'State word: idle, working, waiting, … [default: idle]')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
@@ -326,18 +325,6 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
-        'presence;manpage' {
-            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
-            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once')
-            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
-            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
-            break
-        }
         'presence;help' {
             [CompletionResult]::new('publish', 'publish', [CompletionResultType]::ParameterValue, 'Publish (create or refresh) this device''s record of a session')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List live sessions, newest first')
@@ -351,7 +338,6 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('devices', 'devices', [CompletionResultType]::ParameterValue, 'List the devices with records in the directory and their learned clocks')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show or create the configuration file')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
-            [CompletionResult]::new('manpage', 'manpage', [CompletionResultType]::ParameterValue, 'Print the man page (roff); docs/man/presence.1 is its output')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -401,9 +387,6 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             break
         }
         'presence;help;completions' {
-            break
-        }
-        'presence;help;manpage' {
             break
         }
         'presence;help;help' {

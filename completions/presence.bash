@@ -43,9 +43,6 @@ _presence() {
             presence,ls)
                 cmd="presence__subcmd__list"
                 ;;
-            presence,manpage)
-                cmd="presence__subcmd__manpage"
-                ;;
             presence,publish)
                 cmd="presence__subcmd__publish"
                 ;;
@@ -109,9 +106,6 @@ _presence() {
             presence__subcmd__help,list)
                 cmd="presence__subcmd__help__subcmd__list"
                 ;;
-            presence__subcmd__help,manpage)
-                cmd="presence__subcmd__help__subcmd__manpage"
-                ;;
             presence__subcmd__help,publish)
                 cmd="presence__subcmd__help__subcmd__publish"
                 ;;
@@ -143,14 +137,14 @@ _presence() {
 
     case "${cmd}" in
         presence)
-            opts="-v -q -h -V --profile --config --dir --verbose --quiet --help --version publish list ls show clear refresh run expire watch doctor devices config completions manpage help"
+            opts="-v -q -h -V --profile --config --dir --verbose --quiet --help --version publish list ls show clear refresh run expire watch doctor devices config completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -184,7 +178,7 @@ _presence() {
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -210,7 +204,7 @@ _presence() {
             fi
             case "${prev}" in
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -236,7 +230,7 @@ _presence() {
             fi
             case "${prev}" in
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -332,7 +326,7 @@ _presence() {
             fi
             case "${prev}" in
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -358,7 +352,7 @@ _presence() {
             fi
             case "${prev}" in
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -384,7 +378,7 @@ _presence() {
             fi
             case "${prev}" in
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -410,7 +404,7 @@ _presence() {
             fi
             case "${prev}" in
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -436,7 +430,7 @@ _presence() {
             fi
             case "${prev}" in
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -462,7 +456,7 @@ _presence() {
             fi
             case "${prev}" in
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -481,7 +475,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__help)
-            opts="publish list show clear refresh run expire watch doctor devices config completions manpage help"
+            opts="publish list show clear refresh run expire watch doctor devices config completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -648,20 +642,6 @@ _presence() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        presence__subcmd__help__subcmd__manpage)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
         presence__subcmd__help__subcmd__publish)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -756,33 +736,7 @@ _presence() {
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        presence__subcmd__manpage)
-            opts="-v -q -h --profile --config --dir --verbose --quiet --help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -801,7 +755,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__publish)
-            opts="-v -q -h --session --key --status --title --model --cwd --client --source --endpoint --meta --ttl --owner-pid --instance --strict --json --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --session --key --title --model --cwd --client --source --endpoint --meta --ttl --owner-pid --instance --strict --json --status --profile --config --dir --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -812,10 +766,6 @@ _presence() {
                     return 0
                     ;;
                 --key)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --status)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -859,8 +809,12 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --status)
+                    COMPREPLY=($(compgen -W "idle working waiting interrupted" -- "${cur}"))
+                    return 0
+                    ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -890,7 +844,7 @@ _presence() {
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -909,7 +863,22 @@ _presence() {
             return 0
             ;;
         presence__subcmd__run)
-            opts="-v -q -h --session --key --status --title --model --cwd --client --source --endpoint --meta --ttl --owner-pid --instance --strict --profile --config --dir --verbose --quiet --help"
+            local j
+            for ((j = 1; j < COMP_CWORD; j++)); do
+                if [[ "${COMP_WORDS[j]}" == "--" ]]; then
+                    if declare -F _comp_command_offset >/dev/null; then
+                        _comp_command_offset $((j + 1))
+                    elif declare -F _command_offset >/dev/null; then
+                        _command_offset $((j + 1))
+                    elif ((j + 1 == COMP_CWORD)); then
+                        COMPREPLY=($(compgen -c -- "${cur}"))
+                    else
+                        COMPREPLY=($(compgen -f -- "${cur}"))
+                    fi
+                    return 0
+                fi
+            done
+            opts="-v -q -h --session --key --title --model --cwd --client --source --endpoint --meta --ttl --owner-pid --instance --strict --status --profile --config --dir --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -920,10 +889,6 @@ _presence() {
                     return 0
                     ;;
                 --key)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --status)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -967,8 +932,12 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --status)
+                    COMPREPLY=($(compgen -W "idle working waiting interrupted" -- "${cur}"))
+                    return 0
+                    ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -994,7 +963,7 @@ _presence() {
             fi
             case "${prev}" in
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -1024,7 +993,7 @@ _presence() {
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0
                     ;;
                 --config)

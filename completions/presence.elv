@@ -42,13 +42,11 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand devices 'List the devices with records in the directory and their learned clocks'
             cand config 'Show or create the configuration file'
             cand completions 'Print a shell completion script'
-            cand manpage 'Print the man page (roff); docs/man/presence.1 is its output'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'presence;publish'= {
             cand --session 'Runtime session id (required)'
             cand --key 'Durable session id [default: the session id]'
-            cand --status 'State word: idle, working, waiting, … [default: idle]'
             cand --title 'Display title (at most 256 characters)'
             cand --model 'Model name'
             cand --cwd 'Working directory to show'
@@ -59,6 +57,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand --ttl 'Time to live, 1s to 1h [default: the profile''s `ttl`, 90s]'
             cand --owner-pid 'Pid of the process that owns the session'
             cand --instance 'Writer instance id [default: <host>-<first 8 chars of the device id>]'
+            cand --status 'State word: idle, working, waiting, … [default: idle]'
             cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
             cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
             cand --dir 'Use this records directory instead of the profile''s, this once'
@@ -155,7 +154,6 @@ set edit:completion:arg-completer[presence] = {|@words|
         &'presence;run'= {
             cand --session 'Runtime session id (required)'
             cand --key 'Durable session id [default: the session id]'
-            cand --status 'State word: idle, working, waiting, … [default: idle]'
             cand --title 'Display title (at most 256 characters)'
             cand --model 'Model name'
             cand --cwd 'Working directory to show'
@@ -166,6 +164,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand --ttl 'Time to live, 1s to 1h [default: the profile''s `ttl`, 90s]'
             cand --owner-pid 'Pid of the process that owns the session'
             cand --instance 'Writer instance id [default: <host>-<first 8 chars of the device id>]'
+            cand --status 'State word: idle, working, waiting, … [default: idle]'
             cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
             cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
             cand --dir 'Use this records directory instead of the profile''s, this once'
@@ -301,17 +300,6 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
-        &'presence;manpage'= {
-            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
-            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
-            cand --dir 'Use this records directory instead of the profile''s, this once'
-            cand -v 'Report skipped files and other details on stderr'
-            cand --verbose 'Report skipped files and other details on stderr'
-            cand -q 'Print only errors'
-            cand --quiet 'Print only errors'
-            cand -h 'Print help'
-            cand --help 'Print help'
-        }
         &'presence;help'= {
             cand publish 'Publish (create or refresh) this device''s record of a session'
             cand list 'List live sessions, newest first'
@@ -325,7 +313,6 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand devices 'List the devices with records in the directory and their learned clocks'
             cand config 'Show or create the configuration file'
             cand completions 'Print a shell completion script'
-            cand manpage 'Print the man page (roff); docs/man/presence.1 is its output'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'presence;help;publish'= {
@@ -360,8 +347,6 @@ set edit:completion:arg-completer[presence] = {|@words|
         &'presence;help;config;init'= {
         }
         &'presence;help;completions'= {
-        }
-        &'presence;help;manpage'= {
         }
         &'presence;help;help'= {
         }

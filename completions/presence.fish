@@ -24,7 +24,7 @@ function __fish_presence_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c presence -n "__fish_presence_needs_command" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_needs_command" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_needs_command" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_needs_command" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
 complete -c presence -n "__fish_presence_needs_command" -s v -l verbose -d 'Report skipped files and other details on stderr'
@@ -44,11 +44,9 @@ complete -c presence -n "__fish_presence_needs_command" -f -a "doctor" -d 'Check
 complete -c presence -n "__fish_presence_needs_command" -f -a "devices" -d 'List the devices with records in the directory and their learned clocks'
 complete -c presence -n "__fish_presence_needs_command" -f -a "config" -d 'Show or create the configuration file'
 complete -c presence -n "__fish_presence_needs_command" -f -a "completions" -d 'Print a shell completion script'
-complete -c presence -n "__fish_presence_needs_command" -f -a "manpage" -d 'Print the man page (roff); docs/man/presence.1 is its output'
 complete -c presence -n "__fish_presence_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c presence -n "__fish_presence_using_subcommand publish" -l session -d 'Runtime session id (required)' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l key -d 'Durable session id [default: the session id]' -r
-complete -c presence -n "__fish_presence_using_subcommand publish" -l status -d 'State word: idle, working, waiting, … [default: idle]' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l title -d 'Display title (at most 256 characters)' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l model -d 'Model name' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l cwd -d 'Working directory to show' -r
@@ -59,7 +57,11 @@ complete -c presence -n "__fish_presence_using_subcommand publish" -l meta -d 'E
 complete -c presence -n "__fish_presence_using_subcommand publish" -l ttl -d 'Time to live, 1s to 1h [default: the profile\'s `ttl`, 90s]' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l owner-pid -d 'Pid of the process that owns the session' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l instance -d 'Writer instance id [default: <host>-<first 8 chars of the device id>]' -r
-complete -c presence -n "__fish_presence_using_subcommand publish" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l status -d 'State word: idle, working, waiting, … [default: idle]' -r -f -a "idle\t''
+working\t''
+waiting\t''
+interrupted\t''"
+complete -c presence -n "__fish_presence_using_subcommand publish" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand publish" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand publish" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
 complete -c presence -n "__fish_presence_using_subcommand publish" -l strict -d 'Refuse (exit 3) instead of redacting a credential'
@@ -71,7 +73,7 @@ complete -c presence -n "__fish_presence_using_subcommand list" -l host -d 'Only
 complete -c presence -n "__fish_presence_using_subcommand list" -l client -d 'Only records of this client (or source)' -r
 complete -c presence -n "__fish_presence_using_subcommand list" -l session -d 'Only records of this session id or key' -r
 complete -c presence -n "__fish_presence_using_subcommand list" -l format -d 'Print each row through a template of `list --json` field names, e.g. \'{client}@{host} {title}\' ({{ and }} for braces)' -r
-complete -c presence -n "__fish_presence_using_subcommand list" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand list" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand list" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand list" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
 complete -c presence -n "__fish_presence_using_subcommand list" -l json -d 'Print one JSON array (documented in docs/json-output.md)'
@@ -87,7 +89,7 @@ complete -c presence -n "__fish_presence_using_subcommand ls" -l host -d 'Only r
 complete -c presence -n "__fish_presence_using_subcommand ls" -l client -d 'Only records of this client (or source)' -r
 complete -c presence -n "__fish_presence_using_subcommand ls" -l session -d 'Only records of this session id or key' -r
 complete -c presence -n "__fish_presence_using_subcommand ls" -l format -d 'Print each row through a template of `list --json` field names, e.g. \'{client}@{host} {title}\' ({{ and }} for braces)' -r
-complete -c presence -n "__fish_presence_using_subcommand ls" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand ls" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand ls" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
 complete -c presence -n "__fish_presence_using_subcommand ls" -l json -d 'Print one JSON array (documented in docs/json-output.md)'
@@ -99,7 +101,7 @@ complete -c presence -n "__fish_presence_using_subcommand ls" -l count -d 'Print
 complete -c presence -n "__fish_presence_using_subcommand ls" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand ls" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand ls" -s h -l help -d 'Print help'
-complete -c presence -n "__fish_presence_using_subcommand show" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand show" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand show" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand show" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
 complete -c presence -n "__fish_presence_using_subcommand show" -l json -d 'Print one JSON object (the shape of a `list --json` element)'
@@ -108,14 +110,14 @@ complete -c presence -n "__fish_presence_using_subcommand show" -s q -l quiet -d
 complete -c presence -n "__fish_presence_using_subcommand show" -s h -l help -d 'Print help'
 complete -c presence -n "__fish_presence_using_subcommand clear" -l session -d 'Clear the records of this session id or key' -r
 complete -c presence -n "__fish_presence_using_subcommand clear" -l instance -d 'Clear the records of this writer instance' -r
-complete -c presence -n "__fish_presence_using_subcommand clear" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand clear" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand clear" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand clear" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
 complete -c presence -n "__fish_presence_using_subcommand clear" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand clear" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand clear" -s h -l help -d 'Print help'
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l every -d 'Keep refreshing every DUR until SIGINT/SIGTERM [default DUR: the profile\'s refresh_interval]' -r
-complete -c presence -n "__fish_presence_using_subcommand refresh" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand refresh" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l all-profiles -d 'Refresh this device\'s records of every label, in the directories of all profiles'
@@ -125,7 +127,6 @@ complete -c presence -n "__fish_presence_using_subcommand refresh" -s q -l quiet
 complete -c presence -n "__fish_presence_using_subcommand refresh" -s h -l help -d 'Print help'
 complete -c presence -n "__fish_presence_using_subcommand run" -l session -d 'Runtime session id (required)' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l key -d 'Durable session id [default: the session id]' -r
-complete -c presence -n "__fish_presence_using_subcommand run" -l status -d 'State word: idle, working, waiting, … [default: idle]' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l title -d 'Display title (at most 256 characters)' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l model -d 'Model name' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l cwd -d 'Working directory to show' -r
@@ -136,14 +137,18 @@ complete -c presence -n "__fish_presence_using_subcommand run" -l meta -d 'Extra
 complete -c presence -n "__fish_presence_using_subcommand run" -l ttl -d 'Time to live, 1s to 1h [default: the profile\'s `ttl`, 90s]' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l owner-pid -d 'Pid of the process that owns the session' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l instance -d 'Writer instance id [default: <host>-<first 8 chars of the device id>]' -r
-complete -c presence -n "__fish_presence_using_subcommand run" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l status -d 'State word: idle, working, waiting, … [default: idle]' -r -f -a "idle\t''
+working\t''
+waiting\t''
+interrupted\t''"
+complete -c presence -n "__fish_presence_using_subcommand run" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand run" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand run" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
 complete -c presence -n "__fish_presence_using_subcommand run" -l strict -d 'Refuse (exit 3) instead of redacting a credential'
 complete -c presence -n "__fish_presence_using_subcommand run" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand run" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand run" -s h -l help -d 'Print help'
-complete -c presence -n "__fish_presence_using_subcommand expire" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand expire" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand expire" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand expire" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
 complete -c presence -n "__fish_presence_using_subcommand expire" -l dry-run -d 'Only list what would be deleted'
@@ -152,7 +157,7 @@ complete -c presence -n "__fish_presence_using_subcommand expire" -s v -l verbos
 complete -c presence -n "__fish_presence_using_subcommand expire" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand expire" -s h -l help -d 'Print help'
 complete -c presence -n "__fish_presence_using_subcommand watch" -l poll -d 'Poll the directory every DUR instead of using native file events (for network and FUSE mounts) [default DUR: 2s, at least 100ms]' -r
-complete -c presence -n "__fish_presence_using_subcommand watch" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand watch" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand watch" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand watch" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
 complete -c presence -n "__fish_presence_using_subcommand watch" -l json -d 'Print NDJSON: one object per line (documented in docs/json-output.md)'
@@ -160,21 +165,21 @@ complete -c presence -n "__fish_presence_using_subcommand watch" -l all-profiles
 complete -c presence -n "__fish_presence_using_subcommand watch" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand watch" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand watch" -s h -l help -d 'Print help'
-complete -c presence -n "__fish_presence_using_subcommand doctor" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand doctor" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand doctor" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand doctor" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
 complete -c presence -n "__fish_presence_using_subcommand doctor" -l json -d 'Print the checks as a JSON array'
 complete -c presence -n "__fish_presence_using_subcommand doctor" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand doctor" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand doctor" -s h -l help -d 'Print help'
-complete -c presence -n "__fish_presence_using_subcommand devices" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand devices" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand devices" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand devices" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
 complete -c presence -n "__fish_presence_using_subcommand devices" -l json -d 'Print one JSON array'
 complete -c presence -n "__fish_presence_using_subcommand devices" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand devices" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand devices" -s h -l help -d 'Print help'
-complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -s v -l verbose -d 'Report skipped files and other details on stderr'
@@ -184,19 +189,19 @@ complete -c presence -n "__fish_presence_using_subcommand config; and not __fish
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -f -a "show" -d 'Print the selected profile with every setting resolved'
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -f -a "init" -d 'Write the commented example configuration (refuses to overwrite)'
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -s h -l help -d 'Print help'
-complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
-complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -s v -l verbose -d 'Report skipped files and other details on stderr'
@@ -206,32 +211,34 @@ complete -c presence -n "__fish_presence_using_subcommand config; and __fish_see
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print the selected profile with every setting resolved'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "init" -d 'Write the commented example configuration (refuses to overwrite)'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c presence -n "__fish_presence_using_subcommand completions" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
+complete -c presence -n "__fish_presence_using_subcommand completions" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand completions" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand completions" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
 complete -c presence -n "__fish_presence_using_subcommand completions" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand completions" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c presence -n "__fish_presence_using_subcommand manpage" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
-complete -c presence -n "__fish_presence_using_subcommand manpage" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand manpage" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
-complete -c presence -n "__fish_presence_using_subcommand manpage" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand manpage" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand manpage" -s h -l help -d 'Print help'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions manpage help" -f -a "publish" -d 'Publish (create or refresh) this device\'s record of a session'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions manpage help" -f -a "list" -d 'List live sessions, newest first'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions manpage help" -f -a "show" -d 'Show the newest record of one session (by session id or key)'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions manpage help" -f -a "clear" -d 'End this device\'s record of a session (writes a tombstone)'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions manpage help" -f -a "refresh" -d 'Re-publish this device\'s records whose owner runs; clear those whose owner died'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions manpage help" -f -a "run" -d 'Run a command, keeping its session published while it runs'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions manpage help" -f -a "expire" -d 'Delete expired records, old tombstones, stale conflict copies and temp files'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions manpage help" -f -a "watch" -d 'Print the live sessions, then one line per change (up, update, down)'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions manpage help" -f -a "doctor" -d 'Check the configuration, the directory, its sync engine and its records'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions manpage help" -f -a "devices" -d 'List the devices with records in the directory and their learned clocks'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions manpage help" -f -a "config" -d 'Show or create the configuration file'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions manpage help" -f -a "completions" -d 'Print a shell completion script'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions manpage help" -f -a "manpage" -d 'Print the man page (roff); docs/man/presence.1 is its output'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions manpage help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "publish" -d 'Publish (create or refresh) this device\'s record of a session'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "list" -d 'List live sessions, newest first'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "show" -d 'Show the newest record of one session (by session id or key)'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "clear" -d 'End this device\'s record of a session (writes a tombstone)'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "refresh" -d 'Re-publish this device\'s records whose owner runs; clear those whose owner died'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "run" -d 'Run a command, keeping its session published while it runs'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "expire" -d 'Delete expired records, old tombstones, stale conflict copies and temp files'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "watch" -d 'Print the live sessions, then one line per change (up, update, down)'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "doctor" -d 'Check the configuration, the directory, its sync engine and its records'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "devices" -d 'List the devices with records in the directory and their learned clocks'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "config" -d 'Show or create the configuration file'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "path" -d 'Print the path of the configuration file in use'
 complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "show" -d 'Print the selected profile with every setting resolved'
 complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "init" -d 'Write the commented example configuration (refuses to overwrite)'
+
+# After `run ... --`, complete the rest as the command line it is.
+function __fish_presence_run_command
+    set -l tokens (commandline -opc)
+    set -l i (contains -i -- -- $tokens)
+    or return
+    complete -C (string join ' ' -- (string escape -- $tokens[(math $i + 1)..-1]) (commandline -ct))
+end
+complete -c presence -n "__fish_presence_using_subcommand run; and contains -- -- (commandline -opc)" -f -a '(__fish_presence_run_command)'

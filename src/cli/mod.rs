@@ -8,6 +8,7 @@ mod devices;
 mod doctor;
 pub mod exit;
 mod expire;
+mod help;
 mod list;
 mod output;
 mod publish;
@@ -38,8 +39,9 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Flags every subcommand accepts.
+/// Flags every subcommand accepts, shown under their own heading.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct Global {
     /// Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]
     #[arg(long, global = true, env = "PRESENCE_PROFILE", value_name = "NAME")]
@@ -63,33 +65,48 @@ pub struct Global {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Publish (create or refresh) this device's record of a session
+    #[command(after_help = help::PUBLISH)]
     Publish(publish::PublishCmd),
     /// List live sessions, newest first
     #[command(visible_alias = "ls")]
+    #[command(after_help = help::LIST)]
     List(list::ListArgs),
     /// Show the newest record of one session (by session id or key)
+    #[command(after_help = help::SHOW)]
     Show(show::ShowArgs),
     /// End this device's record of a session (writes a tombstone)
+    #[command(after_help = help::CLEAR)]
     Clear(clear::ClearArgs),
     /// Re-publish this device's records whose owner runs; clear those whose owner died
+    #[command(after_help = help::REFRESH)]
     Refresh(refresh::RefreshArgs),
     /// Run a command, keeping its session published while it runs
+    #[command(after_help = help::RUN)]
     Run(run::RunArgs),
     /// Delete expired records, old tombstones, stale conflict copies and temp files
+    #[command(after_help = help::EXPIRE)]
     Expire(expire::ExpireArgs),
     /// Print the live sessions, then one line per change (up, update, down)
+    #[command(after_help = help::WATCH)]
     Watch(watch::WatchArgs),
     /// Check the configuration, the directory, its sync engine and its records
+    #[command(after_help = help::DOCTOR)]
     Doctor(doctor::DoctorArgs),
     /// List the devices with records in the directory and their learned clocks
+    #[command(after_help = help::DEVICES)]
     Devices(devices::DevicesArgs),
     /// Show or create the configuration file
+    #[command(after_help = help::CONFIG)]
     Config(config_cmd::ConfigArgs),
     /// Print a shell completion script
+    #[command(after_help = help::COMPLETIONS)]
     Completions(completions::CompletionsArgs),
-    /// Print the man page (roff); docs/man/presence.1 is its output
+    /// Write the man pages (roff) into a directory; docs/man holds them
     #[command(hide = true)]
-    Manpage,
+    Manpage(completions::ManpageArgs),
+    /// List values for the completion scripts (profile names)
+    #[command(hide = true)]
+    Complete(completions::CompleteArgs),
 }
 
 /// `--version`: the crate version and, when built from a git checkout, `git describe`.
@@ -167,7 +184,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Devices(a) => devices::run(&ctx, a),
         Command::Config(a) => config_cmd::run(&ctx, a),
         Command::Completions(a) => completions::run(a),
-        Command::Manpage => completions::manpage(),
+        Command::Manpage(a) => completions::manpage(a),
+        Command::Complete(a) => completions::complete(&ctx, a),
     }
 }
 

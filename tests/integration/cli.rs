@@ -705,6 +705,60 @@ fn completions_match_the_checked_in_files() {
     }
 }
 
+/// Completes `line` (the word under the cursor last, possibly empty) with the
+/// bash script `presence completions bash` prints, in a real bash.
+fn bash_complete(dev: &Device, line: &[&str]) -> Vec<String> {
+    let words: Vec<String> = line.iter().map(|w| format!("'{w}'")).collect();
+    let script = format!(
+        "source <(presence completions bash)
+COMP_WORDS=({words}); COMP_CWORD={cword}
+_presence presence \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"
+printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        words = words.join(" "),
+        cword = line.len() - 1,
+    );
+    let out = run_ok(dev.program(require_tool("bash")).args(["-c", &script]));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn bash_completion_offers_profiles_statuses_commands_after_run_and_no_hidden_commands() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    a.write_config(
+        "[profiles.work]\ndir = \"/tmp/presence-work\"\n[profiles.hermes]\ndir = \"/tmp/presence-hermes\"\n",
+    );
+    let mut profiles = bash_complete(&a, &["presence", "list", "--profile", ""]);
+    profiles.sort();
+    assert_eq!(profiles, ["default", "hermes", "work"]);
+    assert_eq!(
+        bash_complete(&a, &["presence", "--profile", "he"]),
+        ["hermes"]
+    );
+    let statuses = bash_complete(&a, &["presence", "publish", "--status", "w"]);
+    assert_eq!(statuses, ["working", "waiting"]);
+    // After `run --`: a command, not presence's flags.
+    let commands = bash_complete(&a, &["presence", "run", "--session", "s", "--", "bas"]);
+    assert!(commands.iter().any(|c| c == "bash"), "{commands:?}");
+    assert!(
+        !commands.iter().any(|c| c.starts_with("--")),
+        "{commands:?}"
+    );
+    let subcommands = bash_complete(&a, &["presence", ""]);
+    assert!(subcommands.iter().any(|c| c == "list"), "{subcommands:?}");
+    for hidden in ["manpage", "complete"] {
+        assert!(
+            !subcommands.iter().any(|c| c == hidden),
+            "{hidden} offered: {subcommands:?}"
+        );
+    }
+}
+
 #[test]
 fn version_names_the_crate_version() {
     let w = World::new();
@@ -719,21 +773,61 @@ fn version_names_the_crate_version() {
 }
 
 #[test]
-fn the_man_page_matches_the_checked_in_file() {
+fn the_man_pages_match_the_checked_in_files_and_refer_only_to_each_other() {
     let w = World::new();
     let a = w.bare_device("a");
-    let generated = a.run(&["manpage"]).success().stdout;
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/man/presence.1");
-    let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        generated.starts_with(".ie"),
-        "{}",
-        &generated[..generated.len().min(200)]
+    let out = w.tmp.path().join("man");
+    a.run(&["manpage", out.to_str().unwrap()]).success();
+    let checked_in = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/man");
+    let pages = |dir: &std::path::Path| {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".1"))
+            .collect();
+        names.sort();
+        names
+    };
+    let generated = pages(&out);
+    let regenerate = "regenerate with `rm docs/man/*.1 && cargo run -q -- manpage docs/man`";
+    assert_eq!(
+        generated,
+        pages(&checked_in),
+        "docs/man is out of date; {regenerate}"
     );
-    assert!(
-        generated == checked_in,
-        "docs/man/presence.1 is out of date; regenerate with `cargo run -q -- manpage > docs/man/presence.1`"
-    );
+    for page in [
+        "presence.1",
+        "presence-list.1",
+        "presence-run.1",
+        "presence-config-init.1",
+    ] {
+        assert!(
+            generated.iter().any(|p| p == page),
+            "{page} in {generated:?}"
+        );
+    }
+    for name in &generated {
+        let text = std::fs::read_to_string(out.join(name)).unwrap();
+        assert!(text.starts_with(".ie"), "{name}");
+        assert!(
+            std::fs::read_to_string(checked_in.join(name)).unwrap() == text,
+            "docs/man/{name} is out of date; {regenerate}"
+        );
+        // Every page referred to exists.
+        for (i, _) in text.match_indices("(1)") {
+            let start = text[..i]
+                .rfind(|c: char| c.is_whitespace() || c == '(')
+                .map_or(0, |s| s + 1);
+            let page = format!("{}.1", text[start..i].replace("\\-", "-"));
+            assert!(
+                generated.contains(&page),
+                "{name} refers to {page}, which does not exist"
+            );
+        }
+    }
+    // The examples are in the pages too.
+    let list = std::fs::read_to_string(out.join("presence-list.1")).unwrap();
+    assert!(list.contains("Examples:"), "{list}");
 }
 
 #[test]

@@ -188,6 +188,7 @@ const TOOLS: &[(&str, &str)] = &[
     ("timeout", "coreutils"),
     ("kill", "procps"),
     ("sleep", "coreutils"),
+    ("bash", "bash"),
 ];
 
 /// Fails the test because `what` is missing: a test that needs a tool never

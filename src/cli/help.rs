@@ -1,0 +1,231 @@
+//! The examples and exit codes shown at the end of each subcommand's
+//! `--help` (and in its man page). Every example line is parsed by the test
+//! below with the real argument definitions, so none can drift from the flags.
+
+/// Exit codes shared by most subcommands.
+macro_rules! exit_common {
+    () => {
+        "  0  done
+  1  runtime failure: unreadable directory, invalid configuration file, …
+  2  usage: a bad flag or value, an unknown profile, a missing --config file"
+    };
+}
+
+macro_rules! help {
+    ($name:ident, $examples:expr, $exit:expr) => {
+        pub const $name: &str = concat!("Examples:\n", $examples, "\n\nExit status:\n", $exit);
+    };
+}
+
+// Plain headings: the same text serves `--help`, a pipe and the man page.
+help!(
+    PUBLISH,
+    "  presence publish --session build-42 --title 'Nightly build' --status working
+  presence publish --session build-42 --status waiting     # a hook: only the status changes
+  presence publish --session build-42 --meta branch=main --meta ticket=
+  presence publish --session build-42 --unset model
+  presence publish --session build-42 --replace --status idle   # exactly this, nothing kept
+  presence publish --status waiting        # inside `presence run`: its own session",
+    "  0  published
+  1  the directory cannot be written
+  2  usage: a bad flag, field or duration
+  3  refused: the record would carry a credential (--strict); nothing written"
+);
+
+help!(
+    LIST,
+    "  presence list                             # live sessions, newest start first
+  presence list --host laptop --client hermes
+  presence list --sort seen --reverse
+  presence list --no-trunc --color always | less -R
+  presence list --format '{client}@{host}\\t{title} {metadata.branch}'
+  presence list --count                     # for a shell prompt
+  presence list --watch --count             # one line per change, for a status bar
+  presence list --json",
+    "  0  listed (also when nothing is live)
+  1  the directory cannot be read, or the configuration file is invalid
+  2  usage: a bad flag, an unknown profile, a bad --format template"
+);
+
+help!(
+    SHOW,
+    "  presence show build-42
+  presence show build-42 --json",
+    "  0  shown
+  1  no live record of that session (or the directory cannot be read)
+  2  usage"
+);
+
+help!(
+    CLEAR,
+    "  presence clear --session build-42
+  presence clear --instance laptop-3f9c2a1b
+  presence clear                           # inside `presence run`: its own session",
+    exit_common!()
+);
+
+help!(
+    REFRESH,
+    "  presence refresh                         # one pass, from cron or a systemd timer
+  presence refresh --every 30s             # a long-running service
+  presence refresh --all-profiles --json",
+    exit_common!()
+);
+
+help!(
+    RUN,
+    "  presence run --session build-42 --title 'Nightly build' -- make -j4
+  presence run --session chat --client hermes -- hermes
+  Inside, the command finds its record in PRESENCE_SESSION, PRESENCE_INSTANCE,
+  PRESENCE_PROFILE and PRESENCE_DIR; `presence publish --status waiting` updates it.",
+    "  N    the command's own status (128 + N when signal N killed it)
+  2    usage: a bad flag; nothing was published
+  126  the command was found but cannot be executed; nothing was published
+  127  the command was not found; nothing was published"
+);
+
+help!(
+    EXPIRE,
+    "  presence expire --dry-run                # what would be deleted, and why
+  presence expire
+  presence expire --json",
+    exit_common!()
+);
+
+help!(
+    WATCH,
+    "  presence watch
+  presence watch --json                    # NDJSON for apps: up, update, down, ready
+  presence watch --poll 2s                 # network filesystems without file events",
+    exit_common!()
+);
+
+help!(
+    DOCTOR,
+    "  presence doctor
+  presence doctor --json",
+    "  0  every check passed (warnings allowed)
+  1  a check failed
+  2  usage"
+);
+
+help!(
+    DEVICES,
+    "  presence devices
+  presence devices --json",
+    exit_common!()
+);
+
+help!(
+    CONFIG,
+    "  presence config init                     # write a commented example file
+  presence config show                     # the settings in force, and where from",
+    exit_common!()
+);
+
+help!(
+    COMPLETIONS,
+    "  presence completions bash > ~/.local/share/bash-completion/completions/presence
+  presence completions zsh > ~/.zfunc/_presence
+  presence completions fish > ~/.config/fish/completions/presence.fish",
+    "  0  printed
+  2  usage: an unknown shell"
+);
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::super::Cli;
+
+    /// Splits an example line the way a POSIX shell would for these simple
+    /// cases: single quotes, and a `#` comment or a pipe or redirection ends it.
+    fn words(line: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut word = String::new();
+        let mut quoted = false;
+        let mut started = false;
+        for c in line.chars() {
+            match c {
+                '\'' => {
+                    quoted = !quoted;
+                    started = true;
+                }
+                c if quoted => word.push(c),
+                '#' | '|' | '>' if !started => break,
+                ' ' => {
+                    if started {
+                        out.push(std::mem::take(&mut word));
+                        started = false;
+                    }
+                }
+                c => {
+                    word.push(c);
+                    started = true;
+                }
+            }
+        }
+        if started {
+            out.push(word);
+        }
+        out
+    }
+
+    #[test]
+    fn every_subcommand_has_examples_and_exit_codes() {
+        let cmd = Cli::command();
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            if sub.get_name() == "help" {
+                continue;
+            }
+            let after = sub
+                .get_after_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            assert!(
+                after.contains("Examples:") && after.contains("Exit status:"),
+                "`presence {} --help` has no examples or exit codes",
+                sub.get_name()
+            );
+            assert!(
+                after.contains(&format!("presence {}", sub.get_name())),
+                "the examples of {} do not use it",
+                sub.get_name()
+            );
+        }
+    }
+
+    #[test]
+    fn every_example_parses_with_the_real_flags() {
+        let cmd = Cli::command();
+        let mut checked = 0;
+        for sub in cmd.get_subcommands() {
+            let after = sub
+                .get_after_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            for line in after.lines() {
+                let Some(example) = line.trim_start().strip_prefix("presence ") else {
+                    continue;
+                };
+                let argv: Vec<String> = std::iter::once("presence".to_string())
+                    .chain(words(example))
+                    .collect();
+                if let Err(e) = Cli::try_parse_from(&argv) {
+                    panic!("example `{}` does not parse: {e}", line.trim());
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 30, "only {checked} examples found");
+    }
+
+    #[test]
+    fn the_splitter_handles_quotes_and_comments() {
+        assert_eq!(
+            words("list --format '{a} {b}' # c"),
+            ["list", "--format", "{a} {b}"]
+        );
+        assert_eq!(words("show x | less"), ["show", "x"]);
+    }
+}
