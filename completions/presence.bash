@@ -801,7 +801,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__publish)
-            opts="-v -q -h --session --key --status --title --model --cwd --client --source --endpoint --meta --ttl --owner-pid --instance --strict --json --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --session --instance --status --key --title --model --cwd --client --source --endpoint --meta --unset --replace --ttl --strict --owner-pid --json --profile --config --dir --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -811,11 +811,15 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --key)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --status)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -847,15 +851,15 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --unset)
+                    COMPREPLY=($(compgen -W "title model cwd client source endpoint metadata" -- "${cur}"))
+                    return 0
+                    ;;
                 --ttl)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --owner-pid)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -909,7 +913,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__run)
-            opts="-v -q -h --session --key --status --title --model --cwd --client --source --endpoint --meta --ttl --owner-pid --instance --strict --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --session --instance --status --key --title --model --cwd --client --source --endpoint --meta --unset --replace --ttl --strict --profile --config --dir --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -919,11 +923,15 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --key)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --status)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -955,15 +963,11 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --unset)
+                    COMPREPLY=($(compgen -W "title model cwd client source endpoint metadata" -- "${cur}"))
+                    return 0
+                    ;;
                 --ttl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --owner-pid)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
