@@ -192,13 +192,27 @@ fn a_bare_publish_inside_run_updates_the_same_record() {
     let w = World::new();
     let a = w.bare_device("a");
     let config = w.tmp.path().join("elsewhere.toml");
-    std::fs::write(&config, "[profiles.work]\nttl = \"60s\"\n").unwrap();
+    let home = w.tmp.path().join("home-dir");
+    std::fs::create_dir(&home).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "[profiles.work]\nttl = \"60s\"\n[profiles.home]\ndir = {:?}\n",
+            home.display().to_string()
+        ),
+    )
+    .unwrap();
     let dir = w.tmp.path().join("one-off");
-    let listed = w.tmp.path().join("listed.json");
+    let (listed, other) = (
+        w.tmp.path().join("listed.json"),
+        w.tmp.path().join("other.json"),
+    );
+    // Another profile named inside lists its own directory, not the run's.
     let script = format!(
         "presence publish --status waiting --meta step=2 >/dev/null && \
-         presence list --json > {}",
-        listed.display()
+         presence list --json > {} && presence --profile home list --json > {}",
+        listed.display(),
+        other.display()
     );
     let dir_arg = dir.display().to_string();
     let config_arg = config.display().to_string();
@@ -233,10 +247,39 @@ fn a_bare_publish_inside_run_updates_the_same_record() {
     assert_eq!(r.metadata["step"], "2");
     assert_eq!(r.profile, "work");
     assert!(r.local);
+    let other: Vec<JsonRow> = parse_json(&std::fs::read_to_string(&other).unwrap(), "list");
+    assert!(other.is_empty(), "{other:?}");
     // One record, in the one-off directory, ended with the command.
     let files: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
     assert_eq!(files.len(), 1);
     assert!(!a.default_dir().exists());
+}
+
+#[test]
+fn a_bare_clear_inside_run_ends_its_record() {
+    let w = World::new();
+    let a = w.device("a");
+    let (cleared, go) = (w.tmp.path().join("cleared"), w.tmp.path().join("go"));
+    let script = format!(
+        "presence clear && echo > {}; while [ ! -e {} ]; do sleep 0.02; done",
+        cleared.display(),
+        go.display()
+    );
+    let wrapper = a
+        .cmd()
+        .args(["run", "--session", "c", "--", "sh", "-c", &script])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    read_when_written(&cleared);
+    // Ended while its command still runs, and the wrapper does not bring it back.
+    assert_eq!(a.show("c").state, "ended");
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(&go, "").unwrap();
+    let out = wrapper.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(a.show("c").state, "ended");
 }
 
 #[test]
