@@ -320,7 +320,9 @@ impl Guard {
         }
     }
 
-    /// Makes process `pid` the owner (as `presence run` does with its child).
+    /// Makes process `pid` the owner ([`Registry::spawn`] starts the owner
+    /// under the record's lock instead, so that it owns the record from the
+    /// first write).
     pub fn set_owner(&self, pid: u32) -> Result<()> {
         let info = owner::process_info(pid)
             .filter(|i| !i.zombie)
