@@ -755,13 +755,17 @@ _presence() {
             return 0
             ;;
         presence__subcmd__publish)
-            opts="-v -q -h --session --key --title --model --cwd --client --source --endpoint --meta --ttl --owner-pid --instance --strict --json --status --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --session --instance --key --title --model --cwd --client --source --endpoint --meta --unset --replace --ttl --strict --owner-pid --json --status --profile --config --dir --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -797,15 +801,15 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --unset)
+                    COMPREPLY=($(compgen -W "title model cwd client source endpoint metadata" -- "${cur}"))
+                    return 0
+                    ;;
                 --ttl)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --owner-pid)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -878,13 +882,17 @@ _presence() {
                     return 0
                 fi
             done
-            opts="-v -q -h --session --key --title --model --cwd --client --source --endpoint --meta --ttl --owner-pid --instance --strict --status --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --session --instance --key --title --model --cwd --client --source --endpoint --meta --unset --replace --ttl --strict --status --profile --config --dir --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -920,15 +928,11 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --unset)
+                    COMPREPLY=($(compgen -W "title model cwd client source endpoint metadata" -- "${cur}"))
+                    return 0
+                    ;;
                 --ttl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --owner-pid)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

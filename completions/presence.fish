@@ -26,12 +26,12 @@ end
 
 complete -c presence -n "__fish_presence_needs_command" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_needs_command" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_needs_command" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_needs_command" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
 complete -c presence -n "__fish_presence_needs_command" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_needs_command" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_needs_command" -s h -l help -d 'Print help'
 complete -c presence -n "__fish_presence_needs_command" -s V -l version -d 'Print version'
-complete -c presence -n "__fish_presence_needs_command" -f -a "publish" -d 'Publish (create or refresh) this device\'s record of a session'
+complete -c presence -n "__fish_presence_needs_command" -f -a "publish" -d 'Publish this device\'s record of a session, or update the fields given'
 complete -c presence -n "__fish_presence_needs_command" -f -a "list" -d 'List live sessions, newest first'
 complete -c presence -n "__fish_presence_needs_command" -f -a "ls" -d 'List live sessions, newest first'
 complete -c presence -n "__fish_presence_needs_command" -f -a "show" -d 'Show the newest record of one session (by session id or key)'
@@ -45,7 +45,8 @@ complete -c presence -n "__fish_presence_needs_command" -f -a "devices" -d 'List
 complete -c presence -n "__fish_presence_needs_command" -f -a "config" -d 'Show or create the configuration file'
 complete -c presence -n "__fish_presence_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c presence -n "__fish_presence_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c presence -n "__fish_presence_using_subcommand publish" -l session -d 'Runtime session id (required)' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l session -d 'Runtime session id [default: $PRESENCE_SESSION, which `presence run` gives its command]' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l instance -d 'Writer instance id [default: $PRESENCE_INSTANCE when the session comes from $PRESENCE_SESSION, else <host>-<first 8 chars of the device id>]' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l key -d 'Durable session id [default: the session id]' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l title -d 'Display title (at most 256 characters)' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l model -d 'Model name' -r
@@ -53,17 +54,24 @@ complete -c presence -n "__fish_presence_using_subcommand publish" -l cwd -d 'Wo
 complete -c presence -n "__fish_presence_using_subcommand publish" -l client -d 'Client name [default: the profile\'s `client`, "terminal"]' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l source -d 'Source of the session (cli, telegram, …)' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l endpoint -d 'Private attach hint (ssh://host/x); credentials are stripped, nothing connects to it' -r
-complete -c presence -n "__fish_presence_using_subcommand publish" -l meta -d 'Extra label; repeat for more (at most 32)' -r
-complete -c presence -n "__fish_presence_using_subcommand publish" -l ttl -d 'Time to live, 1s to 1h [default: the profile\'s `ttl`, 90s]' -r
-complete -c presence -n "__fish_presence_using_subcommand publish" -l owner-pid -d 'Pid of the process that owns the session' -r
-complete -c presence -n "__fish_presence_using_subcommand publish" -l instance -d 'Writer instance id [default: <host>-<first 8 chars of the device id>]' -r
-complete -c presence -n "__fish_presence_using_subcommand publish" -l status -d 'State word: idle, working, waiting, … [default: idle]' -r -f -a "idle\t''
+complete -c presence -n "__fish_presence_using_subcommand publish" -l meta -d 'Extra label; repeat for more (at most 32). KEY= (empty) removes the label' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l unset -d 'Empty a field this device published before; repeat for more' -r -f -a "title\t''
+model\t''
+cwd\t''
+client\t''
+source\t''
+endpoint\t''
+metadata\t''"
+complete -c presence -n "__fish_presence_using_subcommand publish" -l ttl -d 'Time to live, 1s to 1h [default: the record\'s own ttl, else the profile\'s `ttl`, 90s]' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l owner-pid -d 'Pid of the process that owns the session [default: the record\'s owner, else none]' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l status -d 'State word: idle, working, waiting, … [default: the record\'s, else idle]' -r -f -a "idle\t''
 working\t''
 waiting\t''
 interrupted\t''"
 complete -c presence -n "__fish_presence_using_subcommand publish" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand publish" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand publish" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand publish" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand publish" -l replace -d 'Write exactly the fields given (the rest at their defaults) instead of changing only those in the record this device has going'
 complete -c presence -n "__fish_presence_using_subcommand publish" -l strict -d 'Refuse (exit 3) instead of redacting a credential'
 complete -c presence -n "__fish_presence_using_subcommand publish" -l json -d 'Print the written record as JSON'
 complete -c presence -n "__fish_presence_using_subcommand publish" -s v -l verbose -d 'Report skipped files and other details on stderr'
@@ -75,7 +83,7 @@ complete -c presence -n "__fish_presence_using_subcommand list" -l session -d 'O
 complete -c presence -n "__fish_presence_using_subcommand list" -l format -d 'Print each row through a template of `list --json` field names, e.g. \'{client}@{host} {title}\' ({{ and }} for braces)' -r
 complete -c presence -n "__fish_presence_using_subcommand list" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand list" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand list" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand list" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand list" -l json -d 'Print one JSON array (documented in docs/json-output.md)'
 complete -c presence -n "__fish_presence_using_subcommand list" -l all -d 'Show every record: also ended, expired and superseded ones, each marked'
 complete -c presence -n "__fish_presence_using_subcommand list" -l include-expired -d 'Also show sessions whose newest record is ended or expired'
@@ -91,7 +99,7 @@ complete -c presence -n "__fish_presence_using_subcommand ls" -l session -d 'Onl
 complete -c presence -n "__fish_presence_using_subcommand ls" -l format -d 'Print each row through a template of `list --json` field names, e.g. \'{client}@{host} {title}\' ({{ and }} for braces)' -r
 complete -c presence -n "__fish_presence_using_subcommand ls" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand ls" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand ls" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand ls" -l json -d 'Print one JSON array (documented in docs/json-output.md)'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l all -d 'Show every record: also ended, expired and superseded ones, each marked'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l include-expired -d 'Also show sessions whose newest record is ended or expired'
@@ -103,29 +111,30 @@ complete -c presence -n "__fish_presence_using_subcommand ls" -s q -l quiet -d '
 complete -c presence -n "__fish_presence_using_subcommand ls" -s h -l help -d 'Print help'
 complete -c presence -n "__fish_presence_using_subcommand show" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand show" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand show" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand show" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand show" -l json -d 'Print one JSON object (the shape of a `list --json` element)'
 complete -c presence -n "__fish_presence_using_subcommand show" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand show" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand show" -s h -l help -d 'Print help'
-complete -c presence -n "__fish_presence_using_subcommand clear" -l session -d 'Clear the records of this session id or key' -r
+complete -c presence -n "__fish_presence_using_subcommand clear" -l session -d 'Clear the records of this session id or key [default, when neither flag is given: $PRESENCE_SESSION of $PRESENCE_INSTANCE, which `presence run` gives its command]' -r
 complete -c presence -n "__fish_presence_using_subcommand clear" -l instance -d 'Clear the records of this writer instance' -r
 complete -c presence -n "__fish_presence_using_subcommand clear" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand clear" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand clear" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand clear" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand clear" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand clear" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand clear" -s h -l help -d 'Print help'
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l every -d 'Keep refreshing every DUR until SIGINT/SIGTERM [default DUR: the profile\'s refresh_interval]' -r
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand refresh" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand refresh" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l all-profiles -d 'Refresh this device\'s records of every label, in the directories of all profiles'
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l json -d 'Print each pass as one JSON object per line'
 complete -c presence -n "__fish_presence_using_subcommand refresh" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand refresh" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand refresh" -s h -l help -d 'Print help'
 complete -c presence -n "__fish_presence_using_subcommand run" -l session -d 'Runtime session id (required)' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l instance -d 'Writer instance id [default: <host>-<first 8 chars of the device id>]' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l key -d 'Durable session id [default: the session id]' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l title -d 'Display title (at most 256 characters)' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l model -d 'Model name' -r
@@ -133,24 +142,30 @@ complete -c presence -n "__fish_presence_using_subcommand run" -l cwd -d 'Workin
 complete -c presence -n "__fish_presence_using_subcommand run" -l client -d 'Client name [default: the profile\'s `client`, "terminal"]' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l source -d 'Source of the session (cli, telegram, …)' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l endpoint -d 'Private attach hint (ssh://host/x); credentials are stripped, nothing connects to it' -r
-complete -c presence -n "__fish_presence_using_subcommand run" -l meta -d 'Extra label; repeat for more (at most 32)' -r
-complete -c presence -n "__fish_presence_using_subcommand run" -l ttl -d 'Time to live, 1s to 1h [default: the profile\'s `ttl`, 90s]' -r
-complete -c presence -n "__fish_presence_using_subcommand run" -l owner-pid -d 'Pid of the process that owns the session' -r
-complete -c presence -n "__fish_presence_using_subcommand run" -l instance -d 'Writer instance id [default: <host>-<first 8 chars of the device id>]' -r
-complete -c presence -n "__fish_presence_using_subcommand run" -l status -d 'State word: idle, working, waiting, … [default: idle]' -r -f -a "idle\t''
+complete -c presence -n "__fish_presence_using_subcommand run" -l meta -d 'Extra label; repeat for more (at most 32). KEY= (empty) removes the label' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l unset -d 'Empty a field this device published before; repeat for more' -r -f -a "title\t''
+model\t''
+cwd\t''
+client\t''
+source\t''
+endpoint\t''
+metadata\t''"
+complete -c presence -n "__fish_presence_using_subcommand run" -l ttl -d 'Time to live, 1s to 1h [default: the record\'s own ttl, else the profile\'s `ttl`, 90s]' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l status -d 'State word while CMD runs [default: working]' -r -f -a "idle\t''
 working\t''
 waiting\t''
 interrupted\t''"
 complete -c presence -n "__fish_presence_using_subcommand run" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand run" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand run" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand run" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand run" -l replace -d 'Write exactly the fields given (the rest at their defaults) instead of changing only those in the record this device has going'
 complete -c presence -n "__fish_presence_using_subcommand run" -l strict -d 'Refuse (exit 3) instead of redacting a credential'
 complete -c presence -n "__fish_presence_using_subcommand run" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand run" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand run" -s h -l help -d 'Print help'
 complete -c presence -n "__fish_presence_using_subcommand expire" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand expire" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand expire" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand expire" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand expire" -l dry-run -d 'Only list what would be deleted'
 complete -c presence -n "__fish_presence_using_subcommand expire" -l json -d 'Print the outcome as JSON'
 complete -c presence -n "__fish_presence_using_subcommand expire" -s v -l verbose -d 'Report skipped files and other details on stderr'
@@ -159,7 +174,7 @@ complete -c presence -n "__fish_presence_using_subcommand expire" -s h -l help -
 complete -c presence -n "__fish_presence_using_subcommand watch" -l poll -d 'Poll the directory every DUR instead of using native file events (for network and FUSE mounts) [default DUR: 2s, at least 100ms]' -r
 complete -c presence -n "__fish_presence_using_subcommand watch" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand watch" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand watch" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand watch" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand watch" -l json -d 'Print NDJSON: one object per line (documented in docs/json-output.md)'
 complete -c presence -n "__fish_presence_using_subcommand watch" -l all-profiles -d 'Show records of every profile label in the directory'
 complete -c presence -n "__fish_presence_using_subcommand watch" -s v -l verbose -d 'Report skipped files and other details on stderr'
@@ -167,21 +182,21 @@ complete -c presence -n "__fish_presence_using_subcommand watch" -s q -l quiet -
 complete -c presence -n "__fish_presence_using_subcommand watch" -s h -l help -d 'Print help'
 complete -c presence -n "__fish_presence_using_subcommand doctor" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand doctor" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand doctor" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand doctor" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand doctor" -l json -d 'Print the checks as a JSON array'
 complete -c presence -n "__fish_presence_using_subcommand doctor" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand doctor" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand doctor" -s h -l help -d 'Print help'
 complete -c presence -n "__fish_presence_using_subcommand devices" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand devices" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand devices" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand devices" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand devices" -l json -d 'Print one JSON array'
 complete -c presence -n "__fish_presence_using_subcommand devices" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand devices" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand devices" -s h -l help -d 'Print help'
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -s h -l help -d 'Print help'
@@ -191,19 +206,19 @@ complete -c presence -n "__fish_presence_using_subcommand config; and not __fish
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -s h -l help -d 'Print help'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -s h -l help -d 'Print help'
@@ -213,11 +228,11 @@ complete -c presence -n "__fish_presence_using_subcommand config; and __fish_see
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c presence -n "__fish_presence_using_subcommand completions" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand completions" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand completions" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
+complete -c presence -n "__fish_presence_using_subcommand completions" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand completions" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand completions" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "publish" -d 'Publish (create or refresh) this device\'s record of a session'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "publish" -d 'Publish this device\'s record of a session, or update the fields given'
 complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "list" -d 'List live sessions, newest first'
 complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "show" -d 'Show the newest record of one session (by session id or key)'
 complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "clear" -d 'End this device\'s record of a session (writes a tombstone)'

@@ -145,6 +145,18 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// The command to run as a session's owner could not be started
+    /// ([`crate::Registry::spawn`]); nothing was published.
+    #[error("cannot run {program}: {source}; nothing was published")]
+    Spawn {
+        /// The program, as given.
+        program: String,
+        /// Why it could not start: `NotFound` when there is no such
+        /// program, `PermissionDenied` when it is not executable.
+        #[source]
+        source: io::Error,
+    },
+
     /// The owner process given with `--owner-pid` does not exist.
     #[error("owner process {pid} does not exist; pass the pid of a running process to --owner-pid")]
     NoSuchOwner {

@@ -143,7 +143,8 @@ pub use local::LocalDirs;
 pub use record::{ParseError, Record};
 pub use redact::{REDACTED, Redaction, redact_text};
 pub use registry::{
-    ClearOutcome, Cleared, Device, ListOptions, Listing, PublishRequest, Published, Registry, Row,
+    ClearOutcome, Cleared, Device, Field, ListOptions, Listing, PublishRequest, Published,
+    Registry, Row, UnknownField,
 };
 pub use store::{SkipReason, Skipped};
 pub use text::terminal_safe;

@@ -2,7 +2,7 @@
 //! list, show and clear. The CLI is a thin layer over this type, and so is
 //! any Rust program that links the crate.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -21,15 +21,65 @@ use crate::record::{Probe, Record};
 use crate::redact::{self, Redaction};
 use crate::store::{self, Entry, NameKind, Skipped};
 
-/// What a publish says about a session; everything else is stamped by the registry.
+/// What a publish says about a session; everything else is stamped by the
+/// registry.
+///
+/// A request is a **patch**. Re-publishing a session life this device has
+/// going — its ledger says this device wrote the record, the file still holds
+/// exactly what it wrote, and the life has not been cleared — changes only
+/// what the request names: a field left `None` keeps the record's value,
+/// [`unset`](Self::unset) empties a field, and a [`metadata`](Self::metadata)
+/// entry with an empty value removes that entry. The owner, ttl and
+/// `started_at` are kept too unless given. With [`replace`](Self::replace),
+/// or when there is no such record (a first publish, a record another device
+/// wrote, a file changed since this device wrote it), the request is the
+/// whole record: what it leaves out takes its default.
+///
+/// ```
+/// # fn main() -> Result<(), presence::Error> {
+/// # let tmp = tempfile::tempdir().unwrap();
+/// # let local = presence::LocalDirs::under(tmp.path());
+/// # let (profile, _) = presence::Profile::resolve(&Default::default(), &local)?;
+/// use presence::{Field, PublishRequest, Registry};
+///
+/// let registry = Registry::new(profile, local);
+/// let now = presence::unix_now();
+/// let mut req = PublishRequest::new("s-1");
+/// req.title = Some("Refactor the parser".into());
+/// req.model = Some("gpt-5".into());
+/// req.metadata.insert("branch".into(), "main".into());
+/// registry.publish(&req, now)?;
+///
+/// // A hook that only sets the status keeps everything else.
+/// let mut status = PublishRequest::new("s-1");
+/// status.status = Some("waiting".into());
+/// let r = registry.publish(&status, now + 1.0)?.record;
+/// assert_eq!((r.status.as_str(), r.title.as_str()), ("waiting", "Refactor the parser"));
+/// assert_eq!(r.metadata["branch"], "main");
+///
+/// // Remove what is no longer true: a field, and a metadata entry.
+/// let mut less = PublishRequest::new("s-1");
+/// less.unset.insert(Field::Model);
+/// less.metadata.insert("branch".into(), String::new());
+/// let r = registry.publish(&less, now + 2.0)?.record;
+/// assert_eq!((r.model.as_str(), r.metadata.len()), ("", 0));
+/// assert_eq!(r.title, "Refactor the parser");
+///
+/// // `replace`: exactly what is given, defaults for the rest.
+/// let mut all = PublishRequest::new("s-1");
+/// all.replace = true;
+/// let r = registry.publish(&all, now + 3.0)?.record;
+/// assert_eq!((r.status.as_str(), r.title.as_str()), ("idle", ""));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct PublishRequest {
     /// Runtime session id (required).
     pub session_id: String,
-    /// Durable session id; defaults to `session_id`.
+    /// Durable session id; default (and when empty): `session_id`.
     pub session_key: Option<String>,
-    /// State word; default `idle`.
+    /// State word; default `idle`. An empty one counts as not given.
     pub status: Option<String>,
     /// Display title.
     pub title: Option<String>,
@@ -43,11 +93,20 @@ pub struct PublishRequest {
     pub source: Option<String>,
     /// Attach hint (redacted before it is written).
     pub endpoint: Option<String>,
-    /// Extra labels.
+    /// Extra labels to set; an empty value removes the label.
     pub metadata: BTreeMap<String, String>,
-    /// Time to live; default: the profile's `ttl`.
+    /// Fields to empty. [`Field::Metadata`] removes every label that
+    /// [`metadata`](Self::metadata) does not set. A field both given and
+    /// unset is refused.
+    pub unset: BTreeSet<Field>,
+    /// Write exactly what is given, with defaults for the rest, instead of
+    /// patching the record this device has going.
+    pub replace: bool,
+    /// Time to live; default: the record's own ttl when patching, else the
+    /// profile's `ttl`.
     pub ttl: Option<Duration>,
-    /// Owner process; its start time is recorded so a reused pid is not mistaken for it.
+    /// Owner process; its start time is recorded so a reused pid is not
+    /// mistaken for it. Default: the record's owner when patching, else none.
     pub owner_pid: Option<u32>,
     /// Writer instance; default `<host>-<first 8 chars of the device id>`.
     pub instance_id: Option<String>,
@@ -63,6 +122,162 @@ impl PublishRequest {
             ..PublishRequest::default()
         }
     }
+
+    /// The value the request gives to an unsettable text field.
+    fn given(&self, field: Field) -> Option<&String> {
+        match field {
+            Field::Title => self.title.as_ref(),
+            Field::Model => self.model.as_ref(),
+            Field::Cwd => self.cwd.as_ref(),
+            Field::Client => self.client.as_ref(),
+            Field::Source => self.source.as_ref(),
+            Field::Endpoint => self.endpoint.as_ref(),
+            Field::Metadata => None,
+        }
+    }
+
+    /// Refuses a field that is both given and unset.
+    fn check(&self) -> Result<()> {
+        match self.unset.iter().find(|f| self.given(**f).is_some()) {
+            Some(f) => Err(Error::InvalidRecord {
+                field: f.name().into(),
+                message: "both given and unset; give a value or unset it, not both".into(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The record this request makes of `base` (the record this device has
+    /// going, when patching), before the registry stamps who wrote it and
+    /// when. `client` is the profile's default client.
+    fn merged(&self, base: Option<&Record>, client: &str) -> Record {
+        let mut r = match base {
+            Some(b) => b.clone(),
+            None => {
+                let mut r = Record::new(self.session_id.clone());
+                r.status = "idle".into();
+                r.client = client.to_owned();
+                r
+            }
+        };
+        if let Some(k) = &self.session_key {
+            r.session_key = if k.is_empty() {
+                self.session_id.clone()
+            } else {
+                k.clone()
+            };
+        }
+        if let Some(s) = self.status.as_ref().filter(|s| !s.is_empty()) {
+            r.status = s.clone();
+        }
+        for field in &self.unset {
+            match field {
+                Field::Metadata => r.metadata.clear(),
+                text => *text_field(&mut r, *text) = String::new(),
+            }
+        }
+        for field in Field::ALL {
+            if let Some(v) = self.given(field) {
+                *text_field(&mut r, field) = v.clone();
+            }
+        }
+        r.endpoint = r.endpoint.trim().to_owned();
+        for (k, v) in &self.metadata {
+            if v.is_empty() {
+                r.metadata.remove(k);
+            } else {
+                r.metadata.insert(k.clone(), v.clone());
+            }
+        }
+        r
+    }
+}
+
+/// The record's text field `field` (never [`Field::Metadata`]).
+fn text_field(r: &mut Record, field: Field) -> &mut String {
+    match field {
+        Field::Title => &mut r.title,
+        Field::Model => &mut r.model,
+        Field::Cwd => &mut r.cwd,
+        Field::Client => &mut r.client,
+        Field::Source => &mut r.source,
+        Field::Endpoint | Field::Metadata => &mut r.endpoint,
+    }
+}
+
+/// A field of a record that a publish can empty (`--unset FIELD`): the
+/// optional text fields, and the metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Field {
+    /// `title`.
+    Title,
+    /// `model`.
+    Model,
+    /// `cwd`.
+    Cwd,
+    /// `client`.
+    Client,
+    /// `source`.
+    Source,
+    /// `endpoint`.
+    Endpoint,
+    /// Every `metadata` entry.
+    Metadata,
+}
+
+impl Field {
+    /// Every field that can be unset.
+    pub const ALL: [Field; 7] = [
+        Field::Title,
+        Field::Model,
+        Field::Cwd,
+        Field::Client,
+        Field::Source,
+        Field::Endpoint,
+        Field::Metadata,
+    ];
+
+    /// Its name in the record (and on the command line).
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::Title => "title",
+            Field::Model => "model",
+            Field::Cwd => "cwd",
+            Field::Client => "client",
+            Field::Source => "source",
+            Field::Endpoint => "endpoint",
+            Field::Metadata => "metadata",
+        }
+    }
+}
+
+impl std::fmt::Display for Field {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Field {
+    type Err = UnknownField;
+
+    fn from_str(s: &str) -> std::result::Result<Field, UnknownField> {
+        Field::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| UnknownField { name: s.to_owned() })
+    }
+}
+
+/// A name that is not a [`Field`] a publish can unset.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "'{name}' cannot be unset; the fields that can: {}",
+    Field::ALL.map(Field::name).join(", ")
+)]
+pub struct UnknownField {
+    /// The name given.
+    pub name: String,
 }
 
 /// The outcome of a publish.
@@ -317,8 +532,59 @@ impl Registry {
         }
     }
 
-    /// Publishes (creates or refreshes) a record at `now` (Unix seconds).
+    /// Publishes (creates or updates) a record at `now` (Unix seconds): a
+    /// patch over the session life this device has going, or the whole
+    /// record (see [`PublishRequest`]). Redaction, `strict` and the limits
+    /// apply to the record as merged.
     pub fn publish(&self, req: &PublishRequest, now: f64) -> Result<Published> {
+        self.publish_with(req, now, None)
+    }
+
+    /// The instance id a request writes as.
+    pub(crate) fn instance_of(&self, req: &PublishRequest) -> Result<String> {
+        match &req.instance_id {
+            Some(i) if !i.trim().is_empty() => Ok(i.clone()),
+            Some(_) => Err(Error::InvalidRecord {
+                field: "instance_id".into(),
+                message: "must not be empty; omit --instance to use the default".into(),
+            }),
+            None => self.default_instance(),
+        }
+    }
+
+    /// The record a publish of `session` as `instance` patches: the one
+    /// this device wrote at that file, if the file still holds exactly that
+    /// and its life goes on under this profile's label. A record another
+    /// device wrote, or one changed since this device wrote it, is never a
+    /// base: whatever it says is not this device's to keep.
+    fn patch_base<'a>(
+        &self,
+        cur: &'a crate::change::Current,
+        instance: &str,
+        session: &str,
+    ) -> Option<&'a Record> {
+        let (e, m) = (cur.entry.as_ref()?, cur.mine.as_ref()?);
+        let label = crate::record::label_of;
+        (cur.holds_written()
+            && m.ended_at.is_none()
+            && e.record.ended_at.is_none()
+            && label(&m.label) == label(&self.profile.label)
+            && e.record.instance_id == instance
+            && e.record.session_id == session)
+            .then_some(&e.record)
+    }
+
+    /// [`publish`](Self::publish); with `start`, the owner is the process
+    /// that `start` starts (it returns its pid), started under the record's
+    /// lock once everything else about the publish is settled: nothing is
+    /// written if it cannot start, and it cannot write its own record
+    /// before this publish has.
+    pub(crate) fn publish_with(
+        &self,
+        req: &PublishRequest,
+        now: f64,
+        mut start: Option<&mut dyn FnMut() -> Result<u32>>,
+    ) -> Result<Published> {
         let device_id = self.local.device_id()?;
         let ttl = req.ttl.unwrap_or(self.profile.ttl);
         if !crate::limits::ttl_in_range(ttl) {
@@ -330,70 +596,58 @@ impl Registry {
                 ),
             });
         }
-        let owner_start = match req.owner_pid {
+        req.check()?;
+        let owner = match req.owner_pid {
+            Some(_) if start.is_some() => None,
             Some(pid) => match owner::process_info(pid) {
-                Some(info) if !info.zombie => Some(info.start),
+                Some(info) if !info.zombie => Some((pid, info.start)),
                 _ => return Err(Error::NoSuchOwner { pid }),
             },
             None => None,
         };
-        let mut record = Record::new(req.session_id.clone());
-        if let Some(k) = req.session_key.as_ref().filter(|k| !k.is_empty()) {
-            record.session_key = k.clone();
-        }
-        let text = |v: &Option<String>| v.clone().unwrap_or_default();
-        record.status = req
-            .status
-            .clone()
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "idle".into());
-        record.title = text(&req.title);
-        record.model = text(&req.model);
-        record.cwd = text(&req.cwd);
-        record.client = req
-            .client
-            .clone()
-            .unwrap_or_else(|| self.profile.client.clone());
-        record.source = text(&req.source);
-        record.endpoint = text(&req.endpoint).trim().to_owned();
-        record.metadata = req.metadata.clone();
-        record.profile = self.profile.label.clone();
-        record.host = self.host.clone();
-        record.instance_id = match &req.instance_id {
-            Some(i) if !i.trim().is_empty() => i.clone(),
-            Some(_) => {
-                return Err(Error::InvalidRecord {
-                    field: "instance_id".into(),
-                    message: "must not be empty; omit --instance to use the default".into(),
-                });
-            }
-            None => self.instance_for(&device_id),
-        };
-        record.device_id = device_id.clone();
-        record.pid = req.owner_pid.unwrap_or_else(std::process::id);
-        record.owner_start = owner_start;
-
-        refuse_credential_ids(&record)?;
-        let redactions = redact::redact_record(&mut record);
-        if !redactions.is_empty() && (req.strict || self.profile.strict) {
-            let mut fields: Vec<String> = redactions.iter().map(|r| r.field.clone()).collect();
-            fields.dedup();
-            return Err(Error::Refused { fields });
-        }
-        let warnings = record.enforce_limits()?;
-
-        let file = store::file_name(&record.instance_id, &record.session_id);
+        let instance = self.instance_of(req)?;
+        let file = store::file_name(&instance, &req.session_id);
         store::ensure_dir(&self.profile.dir)?;
         let dir = self.dir.open()?;
         let skew = self.profile.skew.as_secs_f64();
-        let ttl = ttl.as_secs_f64();
         let label = crate::record::label_of;
+        let strict = req.strict || self.profile.strict;
+        // The process `start` started, once it has: a retry must not start another.
+        let mut started: Option<(u32, Option<u64>)> = None;
         // A sync engine may replace the file between our read and our write:
         // then decide again on what it holds.
         for _ in 0..3 {
-            let (done, warnings) = self.change(&dir, &file, |cur| {
-                let mut warnings = warnings.clone();
-                let mut new = record.clone();
+            let (done, out) = self.change(&dir, &file, |cur| {
+                let base = match req.replace {
+                    true => None,
+                    false => self.patch_base(cur, &instance, &req.session_id),
+                };
+                let mut new = req.merged(base, &self.profile.client);
+                new.profile = self.profile.label.clone();
+                new.host = self.host.clone();
+                new.instance_id = instance.clone();
+                new.device_id = device_id.clone();
+                match (owner, base) {
+                    (Some((pid, since)), _) => (new.pid, new.owner_start) = (pid, Some(since)),
+                    // A patch keeps the owner: a hook that sets the status
+                    // is not the session's process.
+                    (None, Some(_)) => {}
+                    (None, None) => (new.pid, new.owner_start) = (std::process::id(), None),
+                }
+                refuse_credential_ids(&new)?;
+                let redactions = redact::redact_record(&mut new);
+                if !redactions.is_empty() && strict {
+                    let mut fields: Vec<String> =
+                        redactions.iter().map(|r| r.field.clone()).collect();
+                    fields.dedup();
+                    return Err(Error::Refused { fields });
+                }
+                let mut warnings = new.enforce_limits()?;
+                let ttl = match (req.ttl, base) {
+                    (Some(ttl), _) => ttl.as_secs_f64(),
+                    (None, Some(b)) => liveness::record_ttl(b),
+                    (None, None) => self.profile.ttl.as_secs_f64(),
+                };
                 new.seq = 1;
                 new.started_at = Some(now);
                 // What the ledger says this device published here, if the
@@ -446,10 +700,25 @@ impl Registry {
                 }
                 new.updated_at = Some(now);
                 new.expires_at = Some(now + ttl);
-                Ok((Change::Write(Box::new(new.clone())), (warnings, new)))
+                if let Some(start) = start.as_mut() {
+                    let (pid, owner_start) = match started {
+                        Some(s) => s,
+                        None => {
+                            let pid = start()?;
+                            let s = (pid, owner::process_info(pid).map(|i| i.start));
+                            started = Some(s);
+                            s
+                        }
+                    };
+                    (new.pid, new.owner_start) = (pid, owner_start);
+                }
+                Ok((
+                    Change::Write(Box::new(new.clone())),
+                    (warnings, redactions, new),
+                ))
             })?;
             if done == Done::Written {
-                let (warnings, record) = warnings;
+                let (warnings, redactions, record) = out;
                 let path = self.profile.dir.join(&file);
                 return Ok(Published {
                     record,

@@ -11,7 +11,8 @@ use super::{Ctx, Exit, UsageError, safe};
 
 #[derive(Debug, Args)]
 pub struct ClearArgs {
-    /// Clear the records of this session id or key
+    /// Clear the records of this session id or key [default, when neither flag is given:
+    /// $PRESENCE_SESSION of $PRESENCE_INSTANCE, which `presence run` gives its command]
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
     /// Clear the records of this writer instance
@@ -19,7 +20,10 @@ pub struct ClearArgs {
     pub instance: Option<String>,
 }
 
-pub fn run(ctx: &Ctx, args: ClearArgs) -> anyhow::Result<Exit> {
+pub fn run(ctx: &Ctx, mut args: ClearArgs) -> anyhow::Result<Exit> {
+    if args.session.is_none() && args.instance.is_none() {
+        (args.session, args.instance) = super::publish::session_from_env(None, None)?;
+    }
     if args.session.is_none() && args.instance.is_none() {
         return Err(
             UsageError("name what to clear: --session ID and/or --instance ID".into()).into(),

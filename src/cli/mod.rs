@@ -49,7 +49,9 @@ pub struct Global {
     /// Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]
     #[arg(long, global = true, env = "PRESENCE_CONFIG", value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// Use this records directory instead of the profile's, this once
+    /// Use this records directory instead of the profile's, this once [default:
+    /// $PRESENCE_DIR, which `presence run` gives its command, unless --profile names
+    /// another profile than $PRESENCE_PROFILE]
     #[arg(long, global = true, value_name = "PATH")]
     pub dir: Option<PathBuf>,
     /// Report skipped files and other details on stderr
@@ -64,7 +66,7 @@ pub struct Global {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Publish (create or refresh) this device's record of a session
+    /// Publish this device's record of a session, or update the fields given
     #[command(after_help = help::PUBLISH)]
     Publish(publish::PublishCmd),
     /// List live sessions, newest first
@@ -130,8 +132,18 @@ impl Ctx {
         let mut s = Selection::default();
         s.config = self.global.config.clone();
         s.profile = self.global.profile.clone();
-        s.dir = self.global.dir.clone();
+        s.dir = self.global.dir.clone().or_else(|| self.env_dir());
         s
+    }
+
+    /// `PRESENCE_DIR`: the directory of the profile `PRESENCE_PROFILE` names
+    /// (both set by `presence run`), so it applies only to that profile.
+    fn env_dir(&self) -> Option<PathBuf> {
+        let dir = std::env::var_os("PRESENCE_DIR").filter(|d| !d.is_empty())?;
+        let env_profile = std::env::var("PRESENCE_PROFILE")
+            .ok()
+            .filter(|p| !p.is_empty());
+        (self.global.profile == env_profile).then(|| dir.into())
     }
 
     /// Resolves the profile through the one resolver.

@@ -1,12 +1,14 @@
-//! `presence run [publish flags] -- CMD ARGS…`: publish a session owned by
-//! CMD, keep it alive while CMD runs, clear it when CMD exits, and exit with
-//! CMD's status.
+//! `presence run [publish flags] -- CMD ARGS…`: start CMD, publish a session
+//! owned by it, keep it alive while CMD runs, clear it when CMD exits, and
+//! exit with CMD's status.
 //!
-//! SIGINT, SIGTERM and SIGHUP sent to the wrapper by another process (`kill`,
-//! systemd, a supervisor) are forwarded to CMD. Those the terminal sends
-//! (Ctrl-C, hang-up) already reach CMD, which shares the wrapper's process
-//! group, so they are not sent a second time — many programs treat a second
-//! Ctrl-C as "quit now".
+//! CMD starts before anything is published (under the record's lock, see
+//! [`presence::Registry::spawn`]): a command that cannot be found (127) or
+//! run (126) never shows on any device. Its environment names its record
+//! (`PRESENCE_SESSION`, `PRESENCE_INSTANCE`, `PRESENCE_PROFILE`,
+//! `PRESENCE_DIR`, and `PRESENCE_CONFIG` when one was named), so a bare
+//! `presence publish --status waiting` inside updates it. Signals are passed
+//! on to CMD and job control keeps working ([`signals::Forwarding`]).
 
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
@@ -14,76 +16,85 @@ use std::process::Command;
 
 use anyhow::Context as _;
 use clap::Args;
-use rustix::process::{Pid, Signal, kill_process};
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
 
-use super::publish::PublishArgs;
-use super::{Ctx, Exit, signals};
+use super::publish::FieldArgs;
+use super::{Ctx, Exit, safe, signals};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    /// Runtime session id (required)
+    #[arg(long, value_name = "ID")]
+    pub session: String,
+    /// Writer instance id [default: <host>-<first 8 chars of the device id>]
+    #[arg(long, value_name = "ID")]
+    pub instance: Option<String>,
+    /// State word while CMD runs [default: working]
+    #[arg(long, value_name = "S")]
+    pub status: Option<String>,
     #[command(flatten)]
-    pub session: PublishArgs,
+    pub fields: FieldArgs,
     /// The command to run, after `--`
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
 
-fn signal(sig: i32) -> Option<Signal> {
-    match sig {
-        SIGINT => Some(Signal::INT),
-        SIGTERM => Some(Signal::TERM),
-        SIGHUP => Some(Signal::HUP),
-        _ => None,
-    }
-}
-
 pub fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<Exit> {
-    let req = args.session.request()?;
+    let status = args.status.unwrap_or_else(|| "working".into());
+    let mut req = args.fields.request(args.session, Some(status))?;
+    req.instance_id = args.instance;
     let registry = ctx.registry()?;
     let dir = registry.profile().dir.clone();
-    // Subscribe before the child exists, so no signal is missed.
-    let sub = signals::subscribe(&[SIGINT, SIGTERM, SIGHUP])?;
-    let guard = registry.keep_alive(&req).with_context(|| {
-        format!(
-            "cannot publish session '{}' in {}",
-            req.session_id,
-            dir.display()
-        )
-    })?;
-    let program = &args.command[0];
-    let mut child = match Command::new(program).args(&args.command[1..]).spawn() {
-        Ok(c) => c,
-        Err(e) => {
-            let exit = if e.kind() == std::io::ErrorKind::NotFound {
-                Exit::NotFound
-            } else {
-                Exit::CannotRun
+    let mut command = Command::new(&args.command[0]);
+    command.args(&args.command[1..]);
+    if let Some(config) = &ctx.global.config {
+        // The command's own `presence` must resolve the same profile.
+        let config = std::path::absolute(config)
+            .with_context(|| format!("cannot resolve {}", config.display()))?;
+        command.env("PRESENCE_CONFIG", config);
+    }
+    // Before the command exists, so that no signal is missed.
+    let forwarding = signals::Forwarding::new()?;
+    let (mut child, guard) = match registry.spawn(&req, &mut command) {
+        Ok(started) => started,
+        Err(presence::Error::Spawn { program, source }) => {
+            let (exit, why) = match source.kind() {
+                std::io::ErrorKind::NotFound => (Exit::NotFound, "command not found".into()),
+                _ => (Exit::CannotRun, source.to_string()),
             };
-            if let Err(end) = guard.end() {
-                ctx.warn(format_args!("cannot clear the session record: {end}"));
-            }
-            let msg = format!("cannot run {}: {e}", program.to_string_lossy());
-            eprintln!("presence: error: {}", super::safe(&msg));
+            let msg = format!("cannot run '{program}': {why}; nothing was published");
+            eprintln!("presence: error: {}", safe(&msg));
             return Ok(exit);
         }
+        Err(e) => {
+            return Err(e).with_context(|| {
+                format!(
+                    "cannot publish session '{}' in {}",
+                    presence::redact_text(&req.session_id).0,
+                    dir.display()
+                )
+            });
+        }
     };
-    if let Err(e) = guard.set_owner(child.id()) {
-        // The child may already have exited; the wait below reports it.
-        ctx.detail(format_args!("cannot record the child as owner: {e}"));
-    }
-    let child_pid = Pid::from_raw(child.id() as i32);
-    let forwarder = std::thread::spawn(move || {
-        for origin in sub.rx.iter() {
-            if origin.process.is_some()
-                && let (Some(pid), Some(sig)) = (child_pid, signal(origin.signal))
-            {
-                let _ = kill_process(pid, sig);
+    let forwarder = forwarding.start(child.id());
+    // Wait for the exit without reaping, stop forwarding, then reap: until
+    // it is reaped, the child's pid cannot pass to another process that a
+    // late signal would then reach.
+    if let Some(pid) = Pid::from_raw(child.id() as i32) {
+        let how = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT;
+        while let Err(e) = waitid(WaitId::Pid(pid), how) {
+            if e != rustix::io::Errno::INTR {
+                break;
             }
         }
-    });
+    }
+    match forwarder {
+        Ok(f) => f.stop(),
+        Err(e) => ctx.warn(format_args!(
+            "signals are not passed on to the command: {e:#}"
+        )),
+    }
     let status = child.wait().context("cannot wait for the command")?;
-    drop(forwarder);
     if let Some(e) = guard.last_error() {
         ctx.warn(format_args!("a refresh of the session record failed: {e}"));
     }

@@ -16,7 +16,7 @@ use crate::liveness;
 use crate::owner;
 use crate::record::Record;
 use crate::redact;
-use crate::registry::{PublishRequest, Registry};
+use crate::registry::{PublishRequest, Published, Registry};
 use crate::store;
 
 impl Registry {
@@ -50,15 +50,102 @@ impl Registry {
     pub fn keep_alive(&self, req: &PublishRequest) -> Result<Guard> {
         let mut req = req.clone();
         req.owner_pid.get_or_insert_with(std::process::id);
-        let now = crate::unix_now();
-        let published = self.publish(&req, now)?;
+        let published = self.publish(&req, crate::unix_now())?;
+        self.guard(published, req.strict)
+    }
+
+    /// Starts `command` as the owner of session `req` and keeps the
+    /// session's record alive until the returned [`Guard`] is dropped (or
+    /// [`Guard::end`] is called), as `presence run` does; `req.owner_pid`
+    /// is ignored.
+    ///
+    /// The command starts under the record's lock, after everything else
+    /// about the publish is settled: if it cannot start
+    /// ([`Error::Spawn`]), nothing is published — no other device sees a
+    /// session that never ran — and a `presence publish` that the command
+    /// runs at once waits for this record and patches it. Its environment
+    /// names the record: `PRESENCE_SESSION`, `PRESENCE_INSTANCE`,
+    /// `PRESENCE_PROFILE` (the profile's name) and `PRESENCE_DIR` (its
+    /// directory, absolute), so that a bare `presence publish --status
+    /// waiting` inside updates this record.
+    ///
+    /// If the publish fails after the command started (the file cannot be
+    /// written), the command is killed and the error returned.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), presence::Error> {
+    /// # let tmp = tempfile::tempdir().unwrap();
+    /// # let local = presence::LocalDirs::under(tmp.path());
+    /// # let (profile, _) = presence::Profile::resolve(&Default::default(), &local)?;
+    /// let registry = presence::Registry::new(profile, local);
+    /// let mut req = presence::PublishRequest::new("build-7");
+    /// req.status = Some("working".into());
+    /// let mut cmd = std::process::Command::new("sh");
+    /// cmd.args(["-c", r#"test "$PRESENCE_SESSION" = build-7"#]);
+    /// let (mut child, guard) = registry.spawn(&req, &mut cmd)?;
+    /// assert_eq!(guard.record().pid, child.id());
+    /// assert!(child.wait().expect("wait").success());
+    /// guard.end()?; // the session ends with its command
+    ///
+    /// let mut missing = std::process::Command::new("no-such-program-here");
+    /// let err = registry.spawn(&req, &mut missing).unwrap_err();
+    /// assert!(matches!(err, presence::Error::Spawn { .. }));
+    /// # Ok(()) }
+    /// ```
+    pub fn spawn(
+        &self,
+        req: &PublishRequest,
+        command: &mut std::process::Command,
+    ) -> Result<(std::process::Child, Guard)> {
+        let dir = std::path::absolute(&self.profile.dir)
+            .map_err(|e| Error::io("resolve", &self.profile.dir, e))?;
+        command
+            .env("PRESENCE_SESSION", &req.session_id)
+            .env("PRESENCE_INSTANCE", self.instance_of(req)?)
+            .env("PRESENCE_PROFILE", &self.profile.name)
+            .env("PRESENCE_DIR", dir);
+        let mut child = None;
+        let mut start = || {
+            let c = command.spawn().map_err(|source| Error::Spawn {
+                program: command.get_program().to_string_lossy().into_owned(),
+                source,
+            })?;
+            let pid = c.id();
+            child = Some(c);
+            Ok(pid)
+        };
+        let published = self.publish_with(req, crate::unix_now(), Some(&mut start));
+        let guard = published.and_then(|p| self.guard(p, req.strict));
+        match (guard, child) {
+            (Ok(guard), Some(child)) => Ok((child, guard)),
+            (Err(e), child) => {
+                if let Some(mut c) = child {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                }
+                Err(e)
+            }
+            // Not reached: a publish with `start` writes only once the
+            // command has started.
+            (Ok(guard), None) => {
+                let _ = guard.end();
+                Err(Error::Spawn {
+                    program: command.get_program().to_string_lossy().into_owned(),
+                    source: std::io::Error::other("the command was not started"),
+                })
+            }
+        }
+    }
+
+    /// A guard keeping `published` alive from a background thread.
+    fn guard(&self, published: Published, strict: bool) -> Result<Guard> {
         let file = store::file_name(&published.record.instance_id, &published.record.session_id);
         let ttl = Duration::from_secs_f64(liveness::record_ttl(&published.record));
         let interval = self.keep_alive_interval(ttl);
         let shared = Arc::new(Shared {
             registry: self.clone(),
             file,
-            strict: req.strict || self.profile.strict,
+            strict: strict || self.profile.strict,
             state: Mutex::new(GuardState {
                 record: published.record,
                 active: true,
@@ -77,8 +164,21 @@ impl Registry {
                         break;
                     }
                 }
-            })
-            .map_err(|e| Error::io("start the keep-alive thread for", &self.profile.dir, e))?;
+            });
+        let thread = match thread {
+            Ok(t) => t,
+            Err(e) => {
+                // Nothing would keep the record alive: end it rather than
+                // leave it to expire.
+                let record = shared.state().record.clone();
+                let _ = self.end_life(&shared.file, &record, crate::unix_now());
+                return Err(Error::io(
+                    "start the keep-alive thread for",
+                    &self.profile.dir,
+                    e,
+                ));
+            }
+        };
         Ok(Guard {
             shared,
             stop: Some(stop),
@@ -220,7 +320,9 @@ impl Guard {
         }
     }
 
-    /// Makes process `pid` the owner (as `presence run` does with its child).
+    /// Makes process `pid` the owner ([`Registry::spawn`] starts the owner
+    /// under the record's lock instead, so that it owns the record from the
+    /// first write).
     pub fn set_owner(&self, pid: u32) -> Result<()> {
         let info = owner::process_info(pid)
             .filter(|i| !i.zombie)
@@ -378,5 +480,76 @@ mod tests {
             "{err}"
         );
         assert_eq!(guard.record().session_key, "i");
+    }
+
+    #[test]
+    fn a_status_published_over_a_guarded_record_survives_its_refresh() {
+        let f = fixture();
+        let mut r = req("g", None);
+        r.title = Some("T".into());
+        let guard = f.reg.keep_alive(&r).unwrap();
+        let mut status = PublishRequest::new("g");
+        status.status = Some("waiting".into());
+        let patched = f.reg.publish(&status, crate::unix_now()).unwrap().record;
+        assert_eq!(
+            (patched.status.as_str(), patched.title.as_str()),
+            ("waiting", "T")
+        );
+        // The guard's own refresh re-reads under the lock: only the times move.
+        assert!(guard.shared.refresh(crate::unix_now() + 1.0));
+        let after = guard.record();
+        assert_eq!(
+            (after.status.as_str(), after.title.as_str()),
+            ("waiting", "T")
+        );
+        assert_eq!(after.seq, patched.seq + 1);
+        assert_eq!(after.started_at, patched.started_at);
+        assert!(after.updated_at > patched.updated_at);
+    }
+
+    #[test]
+    fn a_command_that_cannot_start_publishes_nothing() {
+        let f = fixture();
+        let mut cmd = std::process::Command::new("/nonexistent/program");
+        let err = f.reg.spawn(&req("s", None), &mut cmd).unwrap_err();
+        match err {
+            Error::Spawn { program, source } => {
+                assert_eq!(program, "/nonexistent/program");
+                assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+            }
+            other => panic!("{other}"),
+        }
+        let files: Vec<_> = std::fs::read_dir(&f.reg.profile.dir).unwrap().collect();
+        assert!(files.is_empty(), "{files:?}");
+        assert!(
+            f.reg
+                .ledger(&f.reg.dir.open().unwrap())
+                .entries()
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_spawned_command_owns_its_record_and_knows_it() {
+        let f = fixture();
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args([
+            "-c",
+            r#"test "$PRESENCE_SESSION/$PRESENCE_PROFILE" = "s/default" && test -d "$PRESENCE_DIR""#,
+        ]);
+        let (mut child, guard) = f.reg.spawn(&req("s", Some(1)), &mut cmd).unwrap();
+        let rec = guard.record();
+        assert_eq!(
+            rec.pid,
+            child.id(),
+            "owner_pid is the command, not the request's"
+        );
+        assert_eq!(
+            guard.file(),
+            store::file_name(&f.reg.default_instance().unwrap(), "s")
+        );
+        assert!(child.wait().unwrap().success());
+        assert!(guard.end().unwrap());
     }
 }

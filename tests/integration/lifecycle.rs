@@ -122,6 +122,404 @@ fn run_forwards_sigterm_from_another_process_and_clears() {
     assert!(a.list(&[]).is_empty());
 }
 
+/// The state letter of process `pid` (`T`: stopped), if it exists.
+fn proc_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..].trim_start().chars().next()
+}
+
+/// The parent of process `pid`.
+fn parent_of(pid: u32) -> u32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = &stat[stat.rfind(')').unwrap() + 1..];
+    rest.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Reads a file the command writes, once it is complete (ends in a newline).
+fn read_when_written(path: &std::path::Path) -> String {
+    let mut text = String::new();
+    wait_until(
+        &format!("{} to be written", path.display()),
+        Duration::from_secs(10),
+        || {
+            text = std::fs::read_to_string(path).unwrap_or_default();
+            text.ends_with('\n')
+        },
+    );
+    text
+}
+
+#[test]
+fn run_gives_its_command_its_record_and_publishes_it_working() {
+    let w = World::new();
+    let a = w.device("a");
+    let (env, go) = (w.tmp.path().join("env"), w.tmp.path().join("go"));
+    let script = format!(
+        "env > {}.tmp && mv {0}.tmp {0}; while [ ! -e {} ]; do sleep 0.02; done",
+        env.display(),
+        go.display()
+    );
+    let mut wrapper = a
+        .cmd()
+        .args(["run", "--session", "envs", "--", "sh", "-c", &script])
+        .spawn()
+        .unwrap();
+    let env = read_when_written(&env);
+    let vars: HashMap<&str, &str> = env
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .filter(|(k, _)| k.starts_with("PRESENCE_"))
+        .collect();
+    let row = a.list(&[]).remove(0);
+    assert_eq!(row.status, "working", "run's default status");
+    let shared = w.shared().display().to_string();
+    let want = HashMap::from([
+        ("PRESENCE_SESSION", "envs"),
+        ("PRESENCE_INSTANCE", row.instance_id.as_str()),
+        ("PRESENCE_PROFILE", "default"),
+        ("PRESENCE_DIR", shared.as_str()),
+    ]);
+    assert_eq!(vars, want);
+    std::fs::write(&go, "").unwrap();
+    assert_eq!(wrapper.wait().unwrap().code(), Some(0));
+    assert!(a.list(&[]).is_empty());
+}
+
+#[test]
+fn a_bare_publish_inside_run_updates_the_same_record() {
+    // A named profile from a named config file, and a one-off --dir: the
+    // command's own `presence` must find all three from its environment.
+    let w = World::new();
+    let a = w.bare_device("a");
+    let config = w.tmp.path().join("elsewhere.toml");
+    let home = w.tmp.path().join("home-dir");
+    std::fs::create_dir(&home).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "[profiles.work]\nttl = \"60s\"\n[profiles.home]\ndir = {:?}\n",
+            home.display().to_string()
+        ),
+    )
+    .unwrap();
+    let dir = w.tmp.path().join("one-off");
+    let (listed, other) = (
+        w.tmp.path().join("listed.json"),
+        w.tmp.path().join("other.json"),
+    );
+    // Another profile named inside lists its own directory, not the run's.
+    let script = format!(
+        "presence publish --status waiting --meta step=2 >/dev/null && \
+         presence list --json > {} && presence --profile home list --json > {}",
+        listed.display(),
+        other.display()
+    );
+    let dir_arg = dir.display().to_string();
+    let config_arg = config.display().to_string();
+    let args = [
+        "--config",
+        &config_arg,
+        "--profile",
+        "work",
+        "--dir",
+        &dir_arg,
+        "run",
+        "--session",
+        "inner",
+        "--title",
+        "T",
+        "--meta",
+        "step=1",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ];
+    let out = a.run(&args).success();
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+    let rows: Vec<JsonRow> = parse_json(&std::fs::read_to_string(&listed).unwrap(), "list");
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let r = &rows[0];
+    assert_eq!(
+        (r.session_id.as_str(), r.status.as_str(), r.title.as_str()),
+        ("inner", "waiting", "T")
+    );
+    assert_eq!(r.metadata["step"], "2");
+    assert_eq!(r.profile, "work");
+    assert!(r.local);
+    let other: Vec<JsonRow> = parse_json(&std::fs::read_to_string(&other).unwrap(), "list");
+    assert!(other.is_empty(), "{other:?}");
+    // One record, in the one-off directory, ended with the command.
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(files.len(), 1);
+    assert!(!a.default_dir().exists());
+}
+
+#[test]
+fn a_bare_clear_inside_run_ends_its_record() {
+    let w = World::new();
+    let a = w.device("a");
+    let (cleared, go) = (w.tmp.path().join("cleared"), w.tmp.path().join("go"));
+    let script = format!(
+        "presence clear && echo > {}; while [ ! -e {} ]; do sleep 0.02; done",
+        cleared.display(),
+        go.display()
+    );
+    let wrapper = a
+        .cmd()
+        .args(["run", "--session", "c", "--", "sh", "-c", &script])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    read_when_written(&cleared);
+    // Ended while its command still runs, and the wrapper does not bring it back.
+    assert_eq!(a.show("c").state, "ended");
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(&go, "").unwrap();
+    let out = wrapper.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(a.show("c").state, "ended");
+}
+
+#[test]
+fn a_status_the_command_sets_survives_runs_refresh() {
+    let w = World::new();
+    let a = w.device("a");
+    let (set, go) = (w.tmp.path().join("set"), w.tmp.path().join("go"));
+    let script = format!(
+        "presence publish --status waiting >/dev/null && echo > {}; \
+         while [ ! -e {} ]; do sleep 0.02; done",
+        set.display(),
+        go.display()
+    );
+    // A 3 s ttl: the wrapper refreshes every second.
+    let mut wrapper = a
+        .cmd()
+        .args([
+            "run",
+            "--session",
+            "kept",
+            "--ttl",
+            "3s",
+            "--title",
+            "T",
+            "--meta",
+            "k=v",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .spawn()
+        .unwrap();
+    read_when_written(&set);
+    let after_set = a.show("kept");
+    assert_eq!(after_set.status, "waiting");
+    wait_until(
+        "two refreshes by the wrapper",
+        Duration::from_secs(10),
+        || a.show("kept").seq >= after_set.seq + 2,
+    );
+    let row = a.show("kept");
+    assert_eq!(
+        row.status, "waiting",
+        "the wrapper's refresh undid the status"
+    );
+    assert_eq!((row.title.as_str(), row.metadata["k"].as_str()), ("T", "v"));
+    assert_eq!(row.started_at, after_set.started_at);
+    assert!(row.live);
+    std::fs::write(&go, "").unwrap();
+    assert_eq!(wrapper.wait().unwrap().code(), Some(0));
+    assert_eq!(a.show("kept").state, "ended");
+}
+
+#[test]
+fn a_command_that_cannot_start_is_never_published() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let a = w.device("a");
+    std::fs::create_dir_all(w.shared()).unwrap();
+    let plain = w.tmp.path().join("not-executable");
+    std::fs::write(&plain, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let plain = plain.display().to_string();
+    let dir = w.tmp.path().display().to_string();
+    for (program, code) in [
+        ("no-such-command-anywhere", 127),
+        ("/nonexistent/program", 127),
+        (plain.as_str(), 126),
+        (dir.as_str(), 126),
+    ] {
+        let out = a
+            .run(&[
+                "run",
+                "--session",
+                "never",
+                "--title",
+                "T",
+                "--",
+                program,
+                "x",
+            ])
+            .code(code);
+        assert!(
+            out.stderr.contains(&format!("cannot run '{program}'"))
+                && out.stderr.contains("nothing was published"),
+            "{}",
+            out.stderr
+        );
+        if code == 127 {
+            assert!(out.stderr.contains("command not found"), "{}", out.stderr);
+        }
+        let files: Vec<_> = std::fs::read_dir(w.shared()).unwrap().collect();
+        assert!(files.is_empty(), "{program}: written {files:?}");
+    }
+    assert!(a.list(&["--all"]).is_empty());
+}
+
+#[test]
+fn run_forwards_catchable_signals_and_survives_them() {
+    let w = World::new();
+    let a = w.device("a");
+    let (log, ready, go) = (
+        w.tmp.path().join("log"),
+        w.tmp.path().join("ready"),
+        w.tmp.path().join("go"),
+    );
+    const SIGNALS: [&str; 9] = [
+        "USR1", "USR2", "HUP", "INT", "QUIT", "ALRM", "WINCH", "CONT", "URG",
+    ];
+    let mut script = String::new();
+    for s in SIGNALS {
+        script += &format!("trap 'echo {s} >> {}' {s}; ", log.display());
+    }
+    script += &format!(
+        "echo > {}; while [ ! -e {} ]; do sleep 0.02; done",
+        ready.display(),
+        go.display()
+    );
+    let mut wrapper = a
+        .cmd()
+        .args(["run", "--session", "sig", "--", "sh", "-c", &script])
+        .spawn()
+        .unwrap();
+    read_when_written(&ready);
+    for (i, s) in SIGNALS.iter().enumerate() {
+        signal(wrapper.id(), &format!("-{s}"));
+        wait_until(
+            &format!("the command to get SIG{s}"),
+            Duration::from_secs(10),
+            || {
+                let got = std::fs::read_to_string(&log).unwrap_or_default();
+                got.lines().nth(i) == Some(*s)
+            },
+        );
+        assert!(
+            wrapper.try_wait().unwrap().is_none(),
+            "SIG{s} ended the wrapper"
+        );
+    }
+    assert_eq!(sessions(&a.list(&[])), ["sig"]);
+    std::fs::write(&go, "").unwrap();
+    assert_eq!(wrapper.wait().unwrap().code(), Some(0));
+    // Each signal reached the command once: none twice, none lost.
+    let got = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(got.lines().collect::<Vec<_>>(), SIGNALS);
+    assert!(a.list(&[]).is_empty());
+}
+
+#[test]
+fn sigtstp_to_run_stops_it_with_its_command_and_sigcont_resumes_both() {
+    use std::os::unix::process::CommandExt;
+    let w = World::new();
+    let a = w.device("a");
+    let pidfile = w.tmp.path().join("child.pid");
+    let script = format!("echo $$ > {}; exec sleep 60", pidfile.display());
+    // A process group of its own, in this session: stop signals to an
+    // orphaned group would be discarded.
+    let mut wrapper = a
+        .cmd()
+        .args(["run", "--session", "jc", "--", "sh", "-c", &script])
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let child: u32 = read_when_written(&pidfile).trim().parse().unwrap();
+    assert_eq!(parent_of(child), wrapper.id());
+    let both =
+        |state: char| proc_state(child) == Some(state) && proc_state(wrapper.id()) == Some(state);
+    signal(wrapper.id(), "-TSTP");
+    wait_until(
+        "the command and the wrapper to stop",
+        Duration::from_secs(10),
+        || both('T'),
+    );
+    signal(wrapper.id(), "-CONT");
+    wait_until("both to run again", Duration::from_secs(10), || both('S'));
+    // Stopped and continued again, a different way: the command's group.
+    signal(wrapper.id(), "-TSTP");
+    wait_until("both to stop again", Duration::from_secs(10), || both('T'));
+    assert!(kill("-CONT", &["--", &format!("-{}", wrapper.id())]));
+    wait_until("both to run once more", Duration::from_secs(10), || {
+        both('S')
+    });
+    signal(wrapper.id(), "-TERM");
+    assert_eq!(wrapper.wait().unwrap().code(), Some(143));
+    assert!(a.list(&[]).is_empty());
+}
+
+#[test]
+fn job_control_on_a_terminal_suspends_and_resumes_run() {
+    use std::io::Write;
+    let w = World::new();
+    let a = w.device("a");
+    let pidfile = w.tmp.path().join("child.pid");
+    // An interactive shell on a pseudo-terminal, typed into: Ctrl-Z, fg and
+    // Ctrl-C come from the terminal, as a person would send them.
+    let mut term = a
+        .program(require_tool("script"))
+        .args(["-qec", "sh -i", "/dev/null"])
+        .env("TERM", "dumb")
+        .env("PS1", "$ ")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut keys = term.stdin.take().unwrap();
+    let mut type_in = |text: &str| {
+        keys.write_all(text.as_bytes()).unwrap();
+        keys.flush().unwrap();
+    };
+    type_in(&format!(
+        "presence run --session tty -- sh -c 'echo $$ > {}; exec sleep 60'\n",
+        pidfile.display()
+    ));
+    let child: u32 = read_when_written(&pidfile).trim().parse().unwrap();
+    let wrapper = parent_of(child);
+    wait_until("the session to be listed", Duration::from_secs(10), || {
+        sessions(&a.list(&[])) == ["tty"]
+    });
+    let both = |state: char| proc_state(child) == Some(state) && proc_state(wrapper) == Some(state);
+    type_in("\x1a");
+    wait_until("Ctrl-Z to stop the job", Duration::from_secs(10), || {
+        both('T')
+    });
+    type_in("fg\n");
+    wait_until("fg to resume it", Duration::from_secs(10), || both('S'));
+    type_in("\x03");
+    wait_until("Ctrl-C to end it", Duration::from_secs(10), || {
+        proc_state(wrapper).is_none() || proc_state(wrapper) == Some('Z')
+    });
+    type_in("echo status=$?\nexit\n");
+    drop(keys);
+    let out = term.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Stopped"), "{text}");
+    assert!(text.contains("status=130"), "{text}");
+    assert!(a.list(&[]).is_empty());
+}
+
 #[test]
 fn a_sigkilled_wrapper_leaves_a_record_that_refresh_clears_once_the_child_is_gone() {
     let w = World::new();

@@ -12,6 +12,7 @@ mod hostile;
 mod lifecycle;
 mod lives;
 mod no_panic;
+mod patch;
 mod redact;
 mod syncthing;
 mod terminal;
