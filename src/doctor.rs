@@ -115,3 +115,32 @@ fn refresh_interval(p: &Profile) -> Check {
         None,
     )
 }
+
+/// `secs` as a rounded duration: `45s`, `1m 30s`.
+fn duration(secs: f64) -> String {
+    let whole = if secs.is_finite() {
+        secs.max(0.0).round()
+    } else {
+        0.0
+    };
+    humantime::format_duration(std::time::Duration::from_secs(whole as u64)).to_string()
+}
+
+/// A clock offset with its sign always shown: `+600 s`, `-900 s`.
+fn signed(offset: f64) -> String {
+    let rounded = offset.round();
+    if rounded == 0.0 {
+        "0 s".to_string()
+    } else {
+        format!("{rounded:+.0} s")
+    }
+}
+
+/// What a positive or negative offset means, in words.
+fn ahead_or_behind(offset: f64) -> &'static str {
+    match offset.round() {
+        o if o < 0.0 => "behind ours",
+        o if o > 0.0 => "ahead of ours",
+        _ => "with ours",
+    }
+}

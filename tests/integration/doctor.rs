@@ -1,6 +1,9 @@
-//! `presence doctor` on a healthy directory and on one with each problem.
+//! `presence doctor` on a healthy directory and on one with each problem,
+//! among them writers whose clocks run 10 minutes behind and ahead (under
+//! libfaketime).
 
 use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -150,7 +153,7 @@ fn doctor_judges_each_devices_clock_from_every_record_it_sent() {
         .collect();
     assert_eq!(slow.len(), 1, "{checks:#?}");
     assert_eq!(slow[0].status, "fail", "{slow:#?}");
-    assert!(slow[0].message.contains("behind"), "{slow:#?}");
+    assert!(slow[0].message.contains("-900 s (behind"), "{slow:#?}");
     assert!(
         slow[0].fix.as_deref().unwrap_or("").contains("NTP"),
         "{slow:#?}"
@@ -170,10 +173,115 @@ fn doctor_judges_each_devices_clock_from_every_record_it_sent() {
         .collect();
     assert_eq!(fast.len(), 1, "{checks:#?}");
     assert_eq!(fast[0].status, "warn", "{fast:#?}");
-    assert!(fast[0].message.contains("ahead"), "{fast:#?}");
+    assert!(fast[0].message.contains("+900 s (ahead"), "{fast:#?}");
     let mine: Vec<&JsonCheck> = checks
         .iter()
         .filter(|c| c.message.starts_with("this device"))
         .collect();
     assert_eq!(mine[0].status, "ok", "{mine:#?}");
+}
+
+/// The `device` check whose message names `device_id`.
+fn device_check<'a>(checks: &'a [JsonCheck], device_id: &str) -> &'a JsonCheck {
+    let short = &device_id[..8];
+    let found = checks
+        .iter()
+        .filter(|c| c.check == "device" && c.message.contains(short))
+        .collect::<Vec<_>>();
+    assert_eq!(found.len(), 1, "{device_id}: {checks:#?}");
+    found[0]
+}
+
+#[test]
+fn doctor_judges_writers_ten_minutes_behind_and_ahead_under_faketime() {
+    let w = World::new();
+    let (a, slow, fast) = (w.device("a"), w.device("slow"), w.device("fast"));
+    let publish = |d: &Device, offset: &str, session: &str| {
+        run_ok(faked(d.cmd(), offset).args(["publish", "--session", session]));
+    };
+    a.publish("mine", &[]);
+    publish(&slow, "-10m", "behind");
+    publish(&fast, "+10m", "ahead");
+    let (slow_id, fast_id) = (slow.device_id(), fast.device_id());
+
+    // First contact, nothing learned: the writer behind has its records
+    // arrive already expired (a failure naming NTP), the one ahead shows.
+    let checks = doctor(&a, 1);
+    let behind = device_check(&checks, &slow_id);
+    assert_eq!(behind.status, "fail", "{behind:#?}");
+    assert!(
+        behind
+            .message
+            .contains("about -600 s (behind ours; not learned yet)")
+            && behind.message.contains("arrive already expired")
+            && behind.message.contains("last arrived"),
+        "{behind:#?}"
+    );
+    let fix = behind.fix.as_deref().unwrap_or_default();
+    assert!(
+        fix.contains("NTP") && fix.contains("timedatectl set-ntp true"),
+        "{fix}"
+    );
+    let ahead = device_check(&checks, &fast_id);
+    assert_eq!(ahead.status, "warn", "{ahead:#?}");
+    assert!(
+        ahead.message.contains("about +600 s (ahead of ours"),
+        "{ahead:#?}"
+    );
+    assert!(sessions(&a.list(&[])).contains(&"ahead".to_string()));
+    assert!(!sessions(&a.list(&[])).contains(&"behind".to_string()));
+
+    // Their second refreshes arrive; a read learns both clocks. The writer
+    // behind now shows here, but its clock still needs fixing: a warning.
+    std::thread::sleep(Duration::from_millis(2500));
+    publish(&slow, "-10m", "behind");
+    publish(&fast, "+10m", "ahead");
+    a.run(&["list"]).success();
+    assert!(sessions(&a.list(&[])).contains(&"behind".to_string()));
+    let checks = doctor(&a, 0);
+    let behind = device_check(&checks, &slow_id);
+    assert_eq!(behind.status, "warn", "{behind:#?}");
+    assert!(
+        behind
+            .message
+            .contains("clock -600 s (behind ours; learned from")
+            && behind.message.contains("ttl"),
+        "{behind:#?}"
+    );
+    assert!(behind.fix.as_deref().unwrap_or_default().contains("NTP"));
+    let ahead = device_check(&checks, &fast_id);
+    assert_eq!(ahead.status, "warn", "{ahead:#?}");
+    assert!(
+        ahead
+            .message
+            .contains("clock +600 s (ahead of ours; learned from"),
+        "{ahead:#?}"
+    );
+    let mine = checks
+        .iter()
+        .find(|c| c.check == "device" && c.message.starts_with("this device"))
+        .unwrap();
+    assert_eq!(mine.status, "ok", "{mine:#?}");
+    assert!(mine.message.contains("last written"), "{mine:#?}");
+
+    // The same sign in `devices`, its JSON and its table.
+    let devices: Vec<JsonDevice> = a.json(&["devices", "--json"]);
+    let offset = |id: &str| {
+        let d = devices.iter().find(|d| d.device_id == id).unwrap();
+        assert!((0.0..10.0).contains(&d.last_seen_s), "{d:?}");
+        d.offset_s.expect("learned")
+    };
+    let (behind, ahead) = (offset(&slow_id), offset(&fast_id));
+    assert!((-602.0..=-599.0).contains(&behind), "{behind}");
+    assert!((599.0..=601.0).contains(&ahead), "{ahead}");
+    let table = a.run(&["devices"]).success().stdout;
+    let line = |id: &str| {
+        table
+            .lines()
+            .find(|l| l.contains(&id[..8]))
+            .unwrap_or_else(|| panic!("{id} not in {table}"))
+            .to_string()
+    };
+    assert!(line(&slow_id).contains("-600.0 s (behind"), "{table}");
+    assert!(line(&fast_id).contains("+600.0 s (ahead"), "{table}");
 }
