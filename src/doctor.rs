@@ -3,8 +3,9 @@
 //!
 //! [`run`] lists the checks in the order they are reported. Each check is one
 //! function, kept with the others that look at the same thing: the directory
-//! itself (`directory`), the sync engine around it (`sync`) and the records
-//! in it (`records`).
+//! itself (`directory`), the sync engine around it (`sync`), the records
+//! in it (`records`) and what keeps this device's records fresh
+//! (`refresher`).
 
 use std::ops::ControlFlow;
 
@@ -15,6 +16,7 @@ use crate::registry::Registry;
 
 mod directory;
 mod records;
+mod refresher;
 mod sync;
 
 /// How a check came out.
@@ -75,6 +77,7 @@ pub(crate) fn run(registry: &Registry, config: &ConfigSource, now: f64) -> Vec<C
         }
     };
     out.extend(records::devices(registry, &listing, now));
+    out.extend(refresher::refresher(registry, &listing));
     out.extend(records::foreign_claims(registry, &listing));
     out.extend(records::secrets(&listing));
     out.extend(records::unreadable(&listing));

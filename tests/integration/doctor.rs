@@ -1,12 +1,14 @@
-//! `presence doctor` on a healthy directory and on one with each problem,
-//! among them writers whose clocks run 10 minutes behind and ahead (under
-//! libfaketime).
+//! `presence doctor` on a healthy directory and on one with each problem:
+//! writers whose clocks run 10 minutes behind and ahead (under libfaketime)
+//! and this device's sessions going stale with no refresher.
 
 use std::os::unix::fs::PermissionsExt;
-use std::time::Duration;
+use std::process::Command;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use crate::clocks::{KillOnDrop, wait_for};
 use crate::harness::*;
 
 fn doctor(dev: &Device, code: i32) -> Vec<JsonCheck> {
@@ -20,6 +22,11 @@ fn status_of<'a>(checks: &'a [JsonCheck], name: &str) -> Vec<&'a str> {
         .filter(|c| c.check == name)
         .map(|c| c.status.as_str())
         .collect()
+}
+
+/// The checks named `name`.
+fn named<'a>(checks: &'a [JsonCheck], name: &str) -> Vec<&'a JsonCheck> {
+    checks.iter().filter(|c| c.check == name).collect()
 }
 
 #[test]
@@ -284,4 +291,129 @@ fn doctor_judges_writers_ten_minutes_behind_and_ahead_under_faketime() {
     };
     assert!(line(&slow_id).contains("-600.0 s (behind"), "{table}");
     assert!(line(&fast_id).contains("+600.0 s (ahead"), "{table}");
+}
+
+/// The `refresher` check of `checks`, which must be there.
+fn refresher(checks: &[JsonCheck]) -> &JsonCheck {
+    let found = named(checks, "refresher");
+    assert_eq!(found.len(), 1, "{checks:#?}");
+    found[0]
+}
+
+#[test]
+fn doctor_sees_this_devices_sessions_go_stale_with_no_refresher() {
+    let w = World::new();
+    let a = w.device("a");
+    let owner = KillOnDrop(
+        Command::new(require_tool("sleep"))
+            .arg("60")
+            .spawn()
+            .unwrap(),
+    );
+    let pid = owner.0.id().to_string();
+    // Without an owner a record is left to expire: nothing to say.
+    a.publish("hook", &[]);
+    assert!(named(&doctor(&a, 0), "refresher").is_empty());
+
+    // Owned, ttl 8 s; nothing refreshes it.
+    a.publish("owned", &["--ttl", "8s", "--owner-pid", &pid]);
+    let published = Instant::now();
+    let fix_names_the_timer = |c: &JsonCheck| {
+        let fix = c.fix.as_deref().unwrap_or_default();
+        assert!(
+            fix.contains("systemctl --user enable --now presence-refresh.timer")
+                && fix.contains("* * * * * presence --quiet refresh --all-profiles"),
+            "{c:#?}"
+        );
+    };
+    let fresh = doctor(&a, 0);
+    let c = refresher(&fresh);
+    assert_eq!(c.status, "warn", "{c:#?}");
+    assert!(
+        c.message.contains("owned (expires in") && c.message.contains("no refresher runs"),
+        "{c:#?}"
+    );
+    assert!(!c.message.contains("hook"), "{c:#?}");
+    fix_names_the_timer(c);
+
+    // Past three quarters of its ttl: about to expire.
+    std::thread::sleep(Duration::from_millis(6300).saturating_sub(published.elapsed()));
+    let late = doctor(&a, 0);
+    let c = refresher(&late);
+    assert_eq!(c.status, "warn", "{c:#?}");
+    assert!(
+        c.message.contains("about to expire: owned (last written"),
+        "{c:#?}"
+    );
+    fix_names_the_timer(c);
+
+    // Expired while its owner runs: no device lists it. A failure.
+    std::thread::sleep(Duration::from_millis(8300).saturating_sub(published.elapsed()));
+    assert!(!sessions(&a.list(&[])).contains(&"owned".to_string()));
+    let expired = doctor(&a, 1);
+    let c = refresher(&expired);
+    assert_eq!(c.status, "fail", "{c:#?}");
+    assert!(
+        c.message.contains("have expired") && c.message.contains("owned (last written"),
+        "{c:#?}"
+    );
+    fix_names_the_timer(c);
+    let human = a.run(&["doctor"]).code(1).stdout;
+    assert!(human.contains("FAIL  refresher"), "{human}");
+
+    // A refresher of another device's state (another HOME) does not count.
+    let other = w.device("b");
+    let _theirs = KillOnDrop(
+        other
+            .cmd()
+            .args(["--quiet", "refresh", "--every", "1s"])
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let checks = doctor(&a, 1);
+    let c = refresher(&checks);
+    assert!(
+        c.status == "fail" && c.message.contains("no refresher runs"),
+        "{c:#?}"
+    );
+
+    // This device's refresher writes it again; doctor names it.
+    let _ours = KillOnDrop(
+        a.cmd()
+            .args(["--quiet", "refresh", "--every", "1s"])
+            .spawn()
+            .unwrap(),
+    );
+    wait_for("the record refreshed", Duration::from_secs(10), || {
+        sessions(&a.list(&[])).contains(&"owned".to_string())
+    });
+    let kept = doctor(&a, 0);
+    let c = refresher(&kept);
+    assert_eq!(c.status, "ok", "{c:#?}");
+    assert!(c.message.contains("`presence refresh --every`"), "{c:#?}");
+    drop(owner);
+}
+
+#[test]
+fn a_session_under_presence_run_needs_no_refresher() {
+    let w = World::new();
+    let a = w.device("a");
+    let mut run = KillOnDrop(
+        a.cmd()
+            .args(["run", "--session", "wrapped", "--ttl", "8s", "--"])
+            .arg(require_tool("sleep"))
+            .arg("30")
+            .spawn()
+            .unwrap(),
+    );
+    wait_for(
+        "the wrapped session listed",
+        Duration::from_secs(10),
+        || sessions(&a.list(&[])).contains(&"wrapped".to_string()),
+    );
+    let c = doctor(&a, 0);
+    let c = refresher(&c);
+    assert_eq!(c.status, "ok", "{c:#?}");
+    assert!(run.0.try_wait().unwrap().is_none(), "run ended early");
 }
