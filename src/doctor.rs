@@ -17,6 +17,7 @@ use crate::registry::Registry;
 mod directory;
 mod records;
 mod refresher;
+mod stignore;
 mod sync;
 
 /// How a check came out.
@@ -68,7 +69,7 @@ pub(crate) fn run(registry: &Registry, config: &ConfigSource, now: f64) -> Vec<C
         }
     }
     out.push(directory::writable(&p.dir));
-    out.extend(sync::sync_engine(&p.dir));
+    out.extend(sync::sync_engine(p));
     let listing = match records::listing(registry, now) {
         Ok(listing) => listing,
         Err(failed) => {

@@ -1,6 +1,7 @@
 //! `presence doctor` on a healthy directory and on one with each problem:
-//! writers whose clocks run 10 minutes behind and ahead (under libfaketime)
-//! and this device's sessions going stale with no refresher.
+//! writers whose clocks run 10 minutes behind and ahead (under libfaketime),
+//! this device's sessions going stale with no refresher, `.stignore`
+//! includes and a directory that no sync engine shares.
 
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
@@ -29,11 +30,20 @@ fn named<'a>(checks: &'a [JsonCheck], name: &str) -> Vec<&'a JsonCheck> {
     checks.iter().filter(|c| c.check == name).collect()
 }
 
+/// Makes the world's shared directory a Syncthing folder that ignores temp
+/// files, as docs/syncthing.md sets it up.
+fn syncthing_folder(w: &World) {
+    let dir = w.shared();
+    std::fs::create_dir_all(dir.join(".stfolder")).unwrap();
+    std::fs::write(dir.join(".stignore"), "(?d).*.tmp\n").unwrap();
+}
+
 #[test]
 fn doctor_on_a_healthy_directory_is_all_ok() {
     let w = World::new();
     let a = w.device("a");
     a.publish("s1", &[]);
+    syncthing_folder(&w);
     let checks = doctor(&a, 0);
     let bad: Vec<&JsonCheck> = checks.iter().filter(|c| c.status != "ok").collect();
     assert!(bad.is_empty(), "{bad:#?}");
@@ -44,6 +54,7 @@ fn doctor_on_a_healthy_directory_is_all_ok() {
         "permissions",
         "writable",
         "sync-engine",
+        "stignore",
         "device",
         "garbage",
     ] {
@@ -416,4 +427,117 @@ fn a_session_under_presence_run_needs_no_refresher() {
     let c = refresher(&c);
     assert_eq!(c.status, "ok", "{c:#?}");
     assert!(run.0.try_wait().unwrap().is_none(), "run ended early");
+}
+
+#[test]
+fn doctor_follows_stignore_includes() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &[]);
+    let dir = w.shared();
+    std::fs::create_dir(dir.join(".stfolder")).unwrap();
+    std::fs::create_dir(dir.join("conf")).unwrap();
+    let stignore = |text: &str| std::fs::write(dir.join(".stignore"), text).unwrap();
+    let conf = |name: &str, text: &str| std::fs::write(dir.join("conf").join(name), text).unwrap();
+    let verdict = |code: i32| {
+        let checks = doctor(&a, code);
+        let found = named(&checks, "stignore");
+        assert_eq!(found.len(), 1, "{checks:#?}");
+        found[0].clone()
+    };
+
+    // The ignore line in an included file, itself included from one.
+    stignore("// shared patterns\n#include conf/all.txt\n");
+    conf("all.txt", "#include presence.txt\n");
+    conf("presence.txt", "(?d).*.tmp\n");
+    let c = verdict(0);
+    assert_eq!(c.status, "ok", "{c:#?}");
+    assert!(c.message.contains("the 2 file(s) it includes"), "{c:#?}");
+
+    // Without it, a warning.
+    conf("presence.txt", "*.bak\n");
+    assert_eq!(verdict(0).status, "warn");
+
+    // A `!` line that matches first keeps the temp files in the sync.
+    conf("presence.txt", "!.*.tmp\n(?d).*.tmp\n");
+    assert_eq!(verdict(0).status, "warn");
+
+    // A pattern that matches the records: they never sync.
+    conf("presence.txt", "*.json\n(?d).*.tmp\n");
+    let c = verdict(1);
+    assert_eq!(c.status, "fail", "{c:#?}");
+    assert!(c.message.contains("records themselves"), "{c:#?}");
+
+    // A missing include, and a loop: Syncthing stops syncing the folder.
+    conf("presence.txt", "#include gone.txt\n");
+    let c = verdict(1);
+    assert!(c.message.contains("does not exist"), "{c:#?}");
+    conf("presence.txt", "#include ../.stignore\n");
+    let c = verdict(1);
+    assert!(c.message.contains("more than once"), "{c:#?}");
+    assert!(c.fix.is_some(), "{c:#?}");
+
+    // A FIFO and a huge file planted as includes neither hang nor count.
+    mkfifo(&dir.join("conf/fifo"));
+    conf("presence.txt", "#include fifo\n");
+    assert_eq!(verdict(0).status, "warn");
+    let huge = dir.join("conf/huge.txt");
+    let f = std::fs::File::create(&huge).unwrap();
+    f.set_len(1 << 30).unwrap();
+    conf("presence.txt", "#include huge.txt\n");
+    assert_eq!(verdict(0).status, "warn");
+}
+
+#[test]
+fn stignore_patterns_are_read_from_the_folder_root() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &[]);
+    // The Syncthing folder is the world's root; the records live in shared/.
+    let root = w.tmp.path();
+    std::fs::create_dir(root.join(".stfolder")).unwrap();
+    let status = |text: &str| {
+        std::fs::write(root.join(".stignore"), text).unwrap();
+        let checks = doctor(&a, 0);
+        named(&checks, "stignore")[0].status.clone()
+    };
+    assert_eq!(status("/.*.tmp\n"), "warn");
+    assert_eq!(status("/shared/.*.tmp\n"), "ok");
+    assert_eq!(status("(?d).*.tmp\n"), "ok");
+}
+
+#[test]
+fn a_configured_directory_no_sync_engine_shares_is_a_warning() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &[]);
+    let checks = doctor(&a, 0);
+    let c = named(&checks, "sync-engine")[0];
+    assert_eq!(c.status, "warn", "{c:#?}");
+    assert!(c.message.contains("no sync engine shares"), "{c:#?}");
+    assert!(
+        c.fix
+            .as_deref()
+            .unwrap_or_default()
+            .contains("docs/syncthing.md"),
+        "{c:#?}"
+    );
+    // Each engine's mark makes it shared.
+    for mark in [".stfolder", ".dropbox"] {
+        let path = w.shared().join(mark);
+        std::fs::create_dir(&path).unwrap();
+        let checks = doctor(&a, 0);
+        let c = named(&checks, "sync-engine")[0];
+        assert_eq!(c.status, "ok", "{mark}: {c:#?}");
+        std::fs::remove_dir(&path).unwrap();
+    }
+    std::fs::write(w.shared().join(".sync_0123abcd.db"), "").unwrap();
+    let checks = doctor(&a, 0);
+    let c = named(&checks, "sync-engine")[0];
+    assert!(c.message.contains("Nextcloud"), "{c:#?}");
+    // The built-in directory is this device's alone by design: no warning.
+    let b = w.bare_device("b");
+    b.publish("s2", &[]);
+    let checks = doctor(&b, 0);
+    assert_eq!(named(&checks, "sync-engine")[0].status, "ok");
 }
