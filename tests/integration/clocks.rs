@@ -167,3 +167,17 @@ fn devices_lists_each_writer_and_its_learned_clock() {
         "{table}"
     );
 }
+
+#[test]
+fn devices_example_has_the_printed_shape() {
+    let doc: Vec<JsonDevice> = parse_json(
+        &crate::docs::example("json-output.md", "devices"),
+        "devices example",
+    );
+    let offsets: Vec<Option<f64>> = doc.iter().map(|d| d.offset_s).collect();
+    assert!(
+        offsets.iter().any(|o| o.is_some_and(|o| o < 0.0)),
+        "{doc:?}"
+    );
+    assert_eq!(doc.iter().filter(|d| d.this_device).count(), 1);
+}
