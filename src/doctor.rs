@@ -3,8 +3,9 @@
 //!
 //! [`run`] lists the checks in the order they are reported. Each check is one
 //! function, kept with the others that look at the same thing: the directory
-//! itself (`directory`), the sync engine around it (`sync`) and the records
-//! in it (`records`).
+//! itself (`directory`), the sync engine around it (`sync`), the records
+//! in it (`records`) and what keeps this device's records fresh
+//! (`refresher`).
 
 use std::ops::ControlFlow;
 
@@ -15,6 +16,8 @@ use crate::registry::Registry;
 
 mod directory;
 mod records;
+mod refresher;
+mod stignore;
 mod sync;
 
 /// How a check came out.
@@ -66,7 +69,7 @@ pub(crate) fn run(registry: &Registry, config: &ConfigSource, now: f64) -> Vec<C
         }
     }
     out.push(directory::writable(&p.dir));
-    out.extend(sync::sync_engine(&p.dir));
+    out.extend(sync::sync_engine(p));
     let listing = match records::listing(registry, now) {
         Ok(listing) => listing,
         Err(failed) => {
@@ -75,6 +78,7 @@ pub(crate) fn run(registry: &Registry, config: &ConfigSource, now: f64) -> Vec<C
         }
     };
     out.extend(records::devices(registry, &listing, now));
+    out.extend(refresher::refresher(registry, &listing));
     out.extend(records::foreign_claims(registry, &listing));
     out.extend(records::secrets(&listing));
     out.extend(records::unreadable(&listing));
@@ -114,4 +118,33 @@ fn refresh_interval(p: &Profile) -> Check {
         ),
         None,
     )
+}
+
+/// `secs` as a rounded duration: `45s`, `1m 30s`.
+fn duration(secs: f64) -> String {
+    let whole = if secs.is_finite() {
+        secs.max(0.0).round()
+    } else {
+        0.0
+    };
+    humantime::format_duration(std::time::Duration::from_secs(whole as u64)).to_string()
+}
+
+/// A clock offset with its sign always shown: `+600 s`, `-900 s`.
+fn signed(offset: f64) -> String {
+    let rounded = offset.round();
+    if rounded == 0.0 {
+        "0 s".to_string()
+    } else {
+        format!("{rounded:+.0} s")
+    }
+}
+
+/// What a positive or negative offset means, in words.
+fn ahead_or_behind(offset: f64) -> &'static str {
+    match offset.round() {
+        o if o < 0.0 => "behind ours",
+        o if o > 0.0 => "ahead of ours",
+        _ => "with ours",
+    }
 }

@@ -413,12 +413,17 @@ pub struct Device {
     pub device_id: String,
     /// The hosts its records name.
     pub hosts: Vec<String>,
+    /// The instance ids its records name.
+    pub instances: Vec<String>,
     /// Records of it in the directory (every label, live or not).
     pub records: usize,
     /// Of them, live.
     pub live: usize,
     /// Whether it is this device (it wrote a record the ledger knows).
     pub this_device: bool,
+    /// Seconds since the newest of its records arrived here (or, for this
+    /// device, was written), on this machine's clock.
+    pub last_seen_s: f64,
     /// How far its clock runs ahead of ours (negative: behind), as learned;
     /// null while it has no estimate (its times are then read with the skew
     /// tolerance).
@@ -981,9 +986,11 @@ impl Registry {
                 Device {
                     device_id: id,
                     hosts: Vec::new(),
+                    instances: Vec::new(),
                     records: 0,
                     live: 0,
                     this_device: false,
+                    last_seen_s: row.age_s,
                     offset_s: estimate.map(|e| round_ms(e.offset)),
                     samples: estimate.map_or(0, |e| e.samples),
                     stale: estimate.is_some_and(|e| e.stale),
@@ -992,8 +999,12 @@ impl Registry {
             d.records += 1;
             d.live += usize::from(row.live);
             d.this_device |= row.local;
+            d.last_seen_s = d.last_seen_s.min(row.age_s);
             if !d.hosts.contains(&row.record.host) {
                 d.hosts.push(row.record.host.clone());
+            }
+            if !d.instances.contains(&row.record.instance_id) {
+                d.instances.push(row.record.instance_id.clone());
             }
         }
         let mut out: Vec<Device> = by_id.into_values().collect();

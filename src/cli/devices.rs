@@ -25,30 +25,64 @@ pub fn run(ctx: &Ctx, args: DevicesArgs) -> anyhow::Result<Exit> {
         super::output::write_json(&mut out, &devices)?;
         return Ok(Exit::Ok);
     }
-    writeln!(out, "DEVICE    HOSTS            RECORDS  LIVE  CLOCK")?;
-    for d in &devices {
-        let id = if d.device_id.is_empty() {
-            "-".to_string()
-        } else {
-            presence::terminal_safe(&d.device_id.chars().take(8).collect::<String>()).into_owned()
-        };
-        let mark = if d.this_device { "*" } else { " " };
-        let hosts = safe(&d.hosts.join(",")).into_owned();
-        let clock = match d.offset_s {
-            Some(o) => format!(
-                "{}{:+.1} s ({} samples{})",
-                if o < 0.0 { "behind " } else { "ahead " },
-                o,
-                d.samples,
-                if d.stale { ", stale" } else { "" }
-            ),
-            None => "not learned yet (read with the skew tolerance)".to_string(),
-        };
-        writeln!(
-            out,
-            "{mark}{id:<8} {hosts:<16} {:>7} {:>5}  {clock}",
-            d.records, d.live
-        )?;
+    let rows: Vec<[String; 6]> = devices
+        .iter()
+        .map(|d| {
+            let mark = if d.this_device { "*" } else { " " };
+            let id = if d.device_id.is_empty() {
+                "-".to_string()
+            } else {
+                safe(&d.device_id.chars().take(8).collect::<String>()).into_owned()
+            };
+            let clock = match d.offset_s {
+                None if d.this_device => "this device".to_string(),
+                // That device's clock minus this one's: positive runs ahead.
+                Some(o) => format!(
+                    "{o:+.1} s ({}, {} samples{})",
+                    if o < 0.0 { "behind" } else { "ahead" },
+                    d.samples,
+                    if d.stale { ", stale" } else { "" }
+                ),
+                None => "not learned yet (read with the skew tolerance)".to_string(),
+            };
+            [
+                format!("{mark}{id}"),
+                safe(&d.hosts.join(",")).into_owned(),
+                d.instances.len().to_string(),
+                format!("{}/{}", d.live, d.records),
+                super::output::ago(d.last_seen_s),
+                clock,
+            ]
+        })
+        .collect();
+    let headers = ["DEVICE", "HOSTS", "INSTANCES", "LIVE", "LAST SEEN", "CLOCK"];
+    let width = |i: usize| {
+        rows.iter()
+            .map(|r| r[i].chars().count())
+            .chain([headers[i].len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let widths: Vec<usize> = (0..headers.len()).map(width).collect();
+    let line = |cells: [&str; 6]| {
+        format!(
+            "{:<w0$}  {:<w1$}  {:>w2$}  {:>w3$}  {:<w4$}  {}",
+            cells[0],
+            cells[1],
+            cells[2],
+            cells[3],
+            cells[4],
+            cells[5],
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2],
+            w3 = widths[3],
+            w4 = widths[4],
+        )
+    };
+    writeln!(out, "{}", line(headers).trim_end())?;
+    for r in &rows {
+        writeln!(out, "{}", line([&r[0], &r[1], &r[2], &r[3], &r[4], &r[5]]))?;
     }
     Ok(Exit::Ok)
 }

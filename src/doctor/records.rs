@@ -27,7 +27,8 @@ pub(super) fn listing(registry: &Registry, now: f64) -> Result<Listing, Check> {
     })
 }
 
-/// `device`: one check per device, with its record count and clock.
+/// `device`: one check per device: its records, when the last one arrived,
+/// and its clock as that device's minus ours (positive: it runs ahead).
 pub(super) fn devices(registry: &Registry, listing: &Listing, now: f64) -> Vec<Check> {
     // Each record gives a sample of its writer's clock: `updated_at − ctime`
     // is how far the writer's clock runs ahead of ours, minus the delay the
@@ -35,13 +36,6 @@ pub(super) fn devices(registry: &Registry, listing: &Listing, now: f64) -> Vec<C
     // is the best estimate of the offset. Every record counts, live or not:
     // the records of a device whose clock runs far behind may arrive
     // already expired, and are exactly the ones to look at.
-    struct Seen {
-        count: usize,
-        offset: Option<f64>,
-        device_id: String,
-        /// A record that was already expired when it arrived (within its ttl).
-        arrived_expired: bool,
-    }
     let p = registry.profile();
     let clocks = registry.local().clocks();
     let mut devices: BTreeMap<String, Seen> = BTreeMap::new();
@@ -58,12 +52,18 @@ pub(super) fn devices(registry: &Registry, listing: &Listing, now: f64) -> Vec<C
             )
         };
         let seen = devices.entry(name).or_insert_with(|| Seen {
+            local: r.local,
             count: 0,
+            live: 0,
+            last: f64::INFINITY,
             offset: None,
             device_id: r.record.device_id.clone(),
+            ttl: 0.0,
             arrived_expired: false,
         });
         seen.count += 1;
+        seen.live += usize::from(r.live);
+        seen.last = seen.last.min(r.age_s);
         if let Some(claimed) = r.claimed_age_s {
             let sample = r.age_s - claimed;
             if sample.is_finite() {
@@ -71,59 +71,138 @@ pub(super) fn devices(registry: &Registry, listing: &Listing, now: f64) -> Vec<C
             }
         }
         let ttl = crate::liveness::record_ttl(&r.record);
+        seen.ttl = seen.ttl.max(ttl);
         seen.arrived_expired |= r.state == crate::liveness::State::Expired && r.age_s < ttl;
     }
     let tolerance = p.skew.as_secs_f64();
-    let mut out = Vec::new();
-    for (device, seen) in devices {
-        let learned = clocks.estimate(&seen.device_id, now);
-        let count = seen.count;
-        let (status, clock, fix) = match seen.offset {
-            Some(o) if learned.is_none() && seen.arrived_expired => (
-                Status::Fail,
-                format!(
-                    "clock about {:.0} s behind ours and not learned yet: its records arrive \
-                     already expired, so its sessions do not show here",
-                    -o
-                ),
-                Some(
-                    "set up NTP on that device; its clock is learned once two of its \
-                     refreshes have arrived here"
-                        .to_string(),
-                ),
-            ),
-            Some(o) if o.abs() > tolerance => (
-                Status::Warn,
-                format!(
-                    "clock about {:.0} s {} ours, beyond the skew tolerance ({}){}",
-                    o.abs(),
-                    if o < 0.0 { "behind" } else { "ahead of" },
-                    humantime::format_duration(p.skew),
-                    match learned {
-                        Some(e) => format!(
-                            "; its sessions show through its learned offset ({:+.0} s, {} samples)",
-                            e.offset, e.samples
-                        ),
-                        None => String::new(),
-                    }
-                ),
-                Some("set up NTP on that device".to_string()),
-            ),
-            Some(o) => (
-                Status::Ok,
-                format!("clock within {:.0} s of ours", o.abs().ceil()),
-                None,
-            ),
-            None => (Status::Ok, "no record to estimate its clock".into(), None),
-        };
-        out.push(check(
+    devices
+        .into_iter()
+        .map(|(device, seen)| {
+            let records = format!(
+                "{device}: {} record(s), {} live, last {} {} ago",
+                seen.count,
+                seen.live,
+                if seen.local { "written" } else { "arrived" },
+                super::duration(seen.last),
+            );
+            if seen.local {
+                this_device(records, seen.offset, tolerance)
+            } else {
+                let learned = clocks.estimate(&seen.device_id, now);
+                other_device(records, &seen, learned, p.skew)
+            }
+        })
+        .collect()
+}
+
+/// What the records of one device in the listing say.
+struct Seen {
+    local: bool,
+    count: usize,
+    live: usize,
+    /// Seconds since the newest of its records arrived (or was written).
+    last: f64,
+    /// The largest clock sample of its records.
+    offset: Option<f64>,
+    device_id: String,
+    /// The longest ttl its records claim.
+    ttl: f64,
+    /// A record that was already expired when it arrived (within its ttl).
+    arrived_expired: bool,
+}
+
+const NTP: &str = "set up NTP on that device (`timedatectl set-ntp true`, or install chrony)";
+
+/// The `device` verdict on another device's clock. Its records are read
+/// with the learned estimate when there is one, so that is the offset to
+/// judge; before there is one, the best sample of the records at hand.
+fn other_device(
+    records: String,
+    seen: &Seen,
+    learned: Option<crate::clock::Estimate>,
+    skew: std::time::Duration,
+) -> Check {
+    let Some(offset) = learned.map(|e| e.offset).or(seen.offset) else {
+        return check(
             "device",
-            status,
-            format!("{device}: {count} record(s), {clock}"),
-            fix,
-        ));
+            Status::Ok,
+            format!("{records}; no record says its time"),
+            None,
+        );
+    };
+    let clock = match learned {
+        Some(e) => format!(
+            "clock {} ({}; learned from {} sample(s){})",
+            super::signed(offset),
+            super::ahead_or_behind(offset),
+            e.samples,
+            if e.stale { ", none recent" } else { "" }
+        ),
+        None => format!(
+            "clock about {} ({}; not learned yet)",
+            super::signed(offset),
+            super::ahead_or_behind(offset)
+        ),
+    };
+    let tolerance = skew.as_secs_f64();
+    let (status, why, fix) = if learned.is_none() && seen.arrived_expired {
+        (
+            Status::Fail,
+            "its records arrive already expired, so its sessions do not show here".to_string(),
+            format!(
+                "{NTP}; meanwhile its clock is learned once two of its refreshes have arrived \
+                 here (`presence refresh --every` on it)"
+            ),
+        )
+    } else if offset < -seen.ttl {
+        (
+            Status::Warn,
+            "behind by more than its records' ttl: they arrive already expired by their own \
+             times, and show only where its clock has been learned (not on a device that meets \
+             it first, nor in readers that do not learn clocks)"
+                .to_string(),
+            NTP.to_string(),
+        )
+    } else if offset.abs() > tolerance {
+        (
+            Status::Warn,
+            format!(
+                "{} by more than the skew tolerance ({})",
+                if offset < 0.0 { "behind" } else { "ahead" },
+                humantime::format_duration(skew)
+            ),
+            NTP.to_string(),
+        )
+    } else {
+        return check("device", Status::Ok, format!("{records}; {clock}"), None);
+    };
+    check(
+        "device",
+        status,
+        format!("{records}; {clock}: {why}"),
+        Some(fix),
+    )
+}
+
+/// The `device` verdict on this device. The times of its own records come
+/// from this clock and their ctimes from the file system's, so they differ
+/// only when the file system keeps another clock (a network file system
+/// whose server's clock is off).
+fn this_device(records: String, offset: Option<f64>, tolerance: f64) -> Check {
+    match offset {
+        Some(o) if o.abs() > tolerance => check(
+            "device",
+            Status::Warn,
+            format!(
+                "{records}; the times it writes differ by {} from the times the file system \
+                 stamps on its files: the file system keeps another clock (a network file \
+                 system whose server's clock is off?)",
+                super::signed(o)
+            ),
+            Some("set up NTP on this device and on the file server".into()),
+        ),
+        _ => check("device", Status::Ok, records, None),
     }
-    out
 }
 
 /// Records that carry this device's id but that the ledger says this device

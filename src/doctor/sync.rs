@@ -1,107 +1,253 @@
 //! The `sync-engine` and `stignore` checks: which sync engine, if any,
-//! shares the directory, found by the marks it leaves up the tree. Apart
-//! because it reads files that are not ours (`.stignore`, engine marks),
-//! which a shared folder may have planted.
+//! shares the directory, found by the marks it leaves up the tree or by the
+//! network file system it is mounted from. Apart because it reads files
+//! that are not ours (`.stignore` and what it includes, engine marks), which
+//! a shared folder may have planted.
 
 use std::path::{Path, PathBuf};
 
+use super::stignore::{LoadError, Patterns};
 use super::{Check, Status, check};
+use crate::config::Profile;
 
 /// `sync-engine`, and for Syncthing also `stignore`.
-pub(super) fn sync_engine(dir: &Path) -> Vec<Check> {
+pub(super) fn sync_engine(p: &Profile) -> Vec<Check> {
+    let dir = &p.dir;
     match find_engine(dir) {
-        Some(("Syncthing", root)) => vec![
-            check(
+        Some((engine, root)) => {
+            let mut out = vec![check(
                 "sync-engine",
                 Status::Ok,
-                format!("Syncthing folder at {}", root.display()),
+                format!("{engine} folder at {}", root.display()),
                 None,
-            ),
-            if stignore_has_tmp_line(&root) {
-                check(
-                    "stignore",
-                    Status::Ok,
-                    "temp files are kept out of the sync".into(),
-                    None,
-                )
-            } else {
-                check(
-                    "stignore",
-                    Status::Warn,
-                    format!(
-                        "{} does not ignore .*.tmp: half-written temp files get synced",
-                        root.join(".stignore").display()
-                    ),
-                    Some(format!(
-                        "add the line `(?d).*.tmp` to {}",
-                        root.join(".stignore").display()
-                    )),
-                )
-            },
-        ],
-        Some((engine, root)) => vec![check(
-            "sync-engine",
-            Status::Ok,
-            format!("{engine} folder at {}", root.display()),
-            None,
-        )],
-        None => vec![check(
-            "sync-engine",
-            Status::Ok,
-            "no sync engine found above the directory: records stay on this device".into(),
-            Some("point `dir` into a synced folder to see other devices' sessions".into()),
-        )],
+            )];
+            if engine == "Syncthing" {
+                out.push(stignore(&root, dir));
+            }
+            out
+        }
+        None => match network_mount(dir) {
+            Some((fs, at)) => vec![check(
+                "sync-engine",
+                Status::Ok,
+                format!("a network file system ({fs}) mounted at {}", at.display()),
+                None,
+            )],
+            None if p.dir_is_default => vec![check(
+                "sync-engine",
+                Status::Ok,
+                "no sync engine found above the directory: records stay on this device".into(),
+                Some("point `dir` into a synced folder to see other devices' sessions".into()),
+            )],
+            // A directory chosen by hand is meant to be shared; if nothing
+            // shares it, no other device ever sees a session.
+            None => vec![check(
+                "sync-engine",
+                Status::Warn,
+                format!(
+                    "no sync engine shares {}: no Syncthing, Dropbox, Nextcloud/ownCloud, \
+                     Resilio Sync, iCloud Drive or cloud storage folder above it, and it is \
+                     not on a network file system, so other devices never see its records",
+                    dir.display()
+                ),
+                Some(
+                    "share it with Syncthing (docs/syncthing.md), or point `dir` into a \
+                     folder a sync engine shares; if another tool copies it between devices, \
+                     this warning does not apply"
+                        .into(),
+                ),
+            )],
+        },
     }
 }
 
 /// The sync engine that manages `dir`, by the marks it leaves up the tree.
-fn find_engine(dir: &Path) -> Option<(&'static str, PathBuf)> {
+fn find_engine(dir: &Path) -> Option<(String, PathBuf)> {
     let mut cur = Some(dir);
     while let Some(d) = cur {
+        let found = |engine: &str| Some((engine.to_string(), d.to_path_buf()));
         if d.join(".stfolder").exists() {
-            return Some(("Syncthing", d.to_path_buf()));
+            return found("Syncthing");
         }
         if d.join(".dropbox").exists() || d.join(".dropbox.cache").exists() {
-            return Some(("Dropbox", d.to_path_buf()));
+            return found("Dropbox");
+        }
+        if d.join(".sync").join("ID").exists() {
+            return found("Resilio Sync");
         }
         let nextcloud = std::fs::read_dir(d).ok().is_some_and(|rd| {
-            rd.flatten().any(|e| {
+            rd.flatten().take(10_000).any(|e| {
                 let n = e.file_name().to_string_lossy().into_owned();
                 n.starts_with(".sync_") && n.ends_with(".db") || n == ".owncloudsync.log"
             })
         });
         if nextcloud {
-            return Some(("Nextcloud/ownCloud", d.to_path_buf()));
+            return found("Nextcloud/ownCloud");
         }
-        if d.to_string_lossy().contains("Mobile Documents") {
-            return Some(("iCloud Drive", d.to_path_buf()));
+        if d.file_name().is_some_and(|n| n == "Mobile Documents") {
+            return found("iCloud Drive");
+        }
+        // macOS's File Provider folders: ~/Library/CloudStorage/<provider>.
+        if let Some(parent) = d.parent()
+            && parent.ends_with("Library/CloudStorage")
+        {
+            let provider = d.file_name()?.to_string_lossy().into_owned();
+            return Some((format!("cloud storage ({provider})"), d.to_path_buf()));
         }
         cur = d.parent();
     }
     None
 }
 
-/// Whether a Syncthing `.stignore` keeps `.*.tmp` files out of the sync.
-fn stignore_has_tmp_line(root: &Path) -> bool {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    // The folder is shared: a FIFO or a huge file planted as `.stignore`
-    // must not hang or exhaust `doctor`.
-    let mut text = String::new();
-    let read = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(root.join(".stignore"))
-        .and_then(|f| {
-            if !f.metadata()?.is_file() {
-                return Err(std::io::ErrorKind::InvalidInput.into());
+/// The network file system `dir` lives on, and where it is mounted: from
+/// `/proc/self/mountinfo` (Linux), the mount with the longest mount point
+/// that holds the directory.
+fn network_mount(dir: &Path) -> Option<(String, PathBuf)> {
+    const NETWORK: [&str; 14] = [
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb3",
+        "smbfs",
+        "9p",
+        "afs",
+        "ceph",
+        "glusterfs",
+        "lustre",
+        "davfs",
+        "fuse.sshfs",
+        "fuse.rclone",
+        "fuse.glusterfs",
+    ];
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let info = super::stignore::read_regular(Path::new("/proc/self/mountinfo")).ok()??;
+    let mut best: Option<(PathBuf, String)> = None;
+    // Fields: id parent major:minor root mount-point options … - fstype source …
+    let mounts = info.lines().filter_map(|line| {
+        let (head, tail) = line.split_once(" - ")?;
+        let point = PathBuf::from(unescape(head.split(' ').nth(4)?));
+        Some((point, tail.split(' ').next()?.to_string()))
+    });
+    for (point, fstype) in mounts {
+        if dir.starts_with(&point)
+            && best
+                .as_ref()
+                .is_none_or(|(b, _)| point.as_os_str().len() >= b.as_os_str().len())
+        {
+            best = Some((point, fstype));
+        }
+    }
+    let (point, fstype) = best?;
+    NETWORK
+        .contains(&fstype.as_str())
+        .then_some((fstype, point))
+}
+
+/// A mountinfo field with its octal escapes (`\040` for a space) undone.
+fn unescape(field: &str) -> String {
+    let b = field.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match (b[i], octal) {
+            (b'\\', Some(d)) => {
+                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                i += 4;
             }
-            f.take(1 << 20).read_to_string(&mut text)
-        });
-    read.is_ok_and(|_| {
-        text.lines().map(str::trim).any(|l| {
-            let l = l.trim_start_matches("(?d)");
-            l == ".*.tmp" || l == "*.tmp" || l == ".*"
-        })
-    })
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `stignore`: whether Syncthing keeps this directory's temp files out of
+/// the sync and its records in it, reading `.stignore` and what it
+/// includes.
+fn stignore(root: &Path, dir: &Path) -> Check {
+    let file = root.join(".stignore");
+    let patterns = match Patterns::load(root) {
+        Ok(p) => p,
+        Err(LoadError::Unreadable(e)) => {
+            return check(
+                "stignore",
+                Status::Warn,
+                format!("{e}: temp files may get synced"),
+                Some(format!(
+                    "make {} a plain file with the line `(?d).*.tmp`",
+                    file.display()
+                )),
+            );
+        }
+        Err(LoadError::Refused(e)) => {
+            return check(
+                "stignore",
+                Status::Fail,
+                format!(
+                    "Syncthing cannot load the ignore patterns of {}: {e}; until they load it \
+                     neither scans nor pulls the folder",
+                    root.display()
+                ),
+                Some(format!("fix {} (or what it includes)", file.display())),
+            );
+        }
+    };
+    // Paths relative to the folder root, as Syncthing matches them.
+    let rel = std::fs::canonicalize(dir)
+        .ok()
+        .zip(std::fs::canonicalize(root).ok())
+        .and_then(|(d, r)| d.strip_prefix(r).ok().map(Path::to_path_buf))
+        .unwrap_or_default();
+    let under = |name: &str| {
+        let mut parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        parts.push(name.to_string());
+        parts.join("/")
+    };
+    let record = under("host-1.sess.json");
+    let temp = under(".host-1.sess.json.12345.aB3dE9.tmp");
+    let read = if patterns.files.len() > 1 {
+        format!(
+            "{} and the {} file(s) it includes",
+            file.display(),
+            patterns.files.len() - 1
+        )
+    } else {
+        file.display().to_string()
+    };
+    if patterns.ignores(&record) {
+        check(
+            "stignore",
+            Status::Fail,
+            format!("{read} ignore(s) the records themselves ({record}): they never sync"),
+            Some(format!(
+                "remove or narrow the pattern that matches {record}; keep only `(?d).*.tmp` \
+                 for presence's files"
+            )),
+        )
+    } else if patterns.ignores(&temp) {
+        check(
+            "stignore",
+            Status::Ok,
+            format!("temp files are kept out of the sync ({read})"),
+            None,
+        )
+    } else {
+        check(
+            "stignore",
+            Status::Warn,
+            format!("{read} does not ignore .*.tmp: half-written temp files get synced"),
+            Some(format!(
+                "add the line `(?d).*.tmp` to {}, above any `!` line that matches it",
+                file.display()
+            )),
+        )
+    }
 }

@@ -10,7 +10,8 @@ use serde_json::json;
 
 use crate::harness::*;
 
-struct KillOnDrop(std::process::Child);
+/// A child process killed and reaped when the test ends, however it ends.
+pub(crate) struct KillOnDrop(pub std::process::Child);
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
@@ -19,7 +20,8 @@ impl Drop for KillOnDrop {
     }
 }
 
-fn wait_for(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) -> Duration {
+/// Polls `ok` every 0.1 s until it holds; fails the test after `limit`.
+pub(crate) fn wait_for(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) -> Duration {
     let start = Instant::now();
     while !ok() {
         assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
@@ -155,10 +157,27 @@ fn devices_lists_each_writer_and_its_learned_clock() {
     let mine = devices.iter().find(|d| d.this_device).expect("this device");
     assert_eq!(mine.device_id, a.device_id());
     // The table escapes what another device wrote.
+    assert_eq!(theirs.instances, ["box"]);
+    assert!((0.0..5.0).contains(&theirs.last_seen_s), "{theirs:?}");
+    // That device's clock minus this one's: negative, it runs behind.
     let table = a.run(&["devices"]).success().stdout;
-    assert!(table.contains("behind -900"), "{table}");
+    assert!(table.contains("-900.0 s (behind"), "{table}");
     assert!(
         !table.contains('\u{1b}') && table.contains("\\e]0;x"),
         "{table}"
     );
+}
+
+#[test]
+fn devices_example_has_the_printed_shape() {
+    let doc: Vec<JsonDevice> = parse_json(
+        &crate::docs::example("json-output.md", "devices"),
+        "devices example",
+    );
+    let offsets: Vec<Option<f64>> = doc.iter().map(|d| d.offset_s).collect();
+    assert!(
+        offsets.iter().any(|o| o.is_some_and(|o| o < 0.0)),
+        "{doc:?}"
+    );
+    assert_eq!(doc.iter().filter(|d| d.this_device).count(), 1);
 }

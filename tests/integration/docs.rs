@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::harness::*;
 
 /// The fenced block that follows `<!-- check: NAME -->` in a docs page.
-fn example(page: &str, name: &str) -> String {
+pub(crate) fn example(page: &str, name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("docs")
         .join(page);

@@ -1,9 +1,15 @@
-//! `presence doctor` on a healthy directory and on one with each problem.
+//! `presence doctor` on a healthy directory and on one with each problem:
+//! writers whose clocks run 10 minutes behind and ahead (under libfaketime),
+//! this device's sessions going stale with no refresher, `.stignore`
+//! includes and a directory that no sync engine shares.
 
 use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use crate::clocks::{KillOnDrop, wait_for};
 use crate::harness::*;
 
 fn doctor(dev: &Device, code: i32) -> Vec<JsonCheck> {
@@ -19,11 +25,25 @@ fn status_of<'a>(checks: &'a [JsonCheck], name: &str) -> Vec<&'a str> {
         .collect()
 }
 
+/// The checks named `name`.
+fn named<'a>(checks: &'a [JsonCheck], name: &str) -> Vec<&'a JsonCheck> {
+    checks.iter().filter(|c| c.check == name).collect()
+}
+
+/// Makes the world's shared directory a Syncthing folder that ignores temp
+/// files, as docs/syncthing.md sets it up.
+fn syncthing_folder(w: &World) {
+    let dir = w.shared();
+    std::fs::create_dir_all(dir.join(".stfolder")).unwrap();
+    std::fs::write(dir.join(".stignore"), "(?d).*.tmp\n").unwrap();
+}
+
 #[test]
 fn doctor_on_a_healthy_directory_is_all_ok() {
     let w = World::new();
     let a = w.device("a");
     a.publish("s1", &[]);
+    syncthing_folder(&w);
     let checks = doctor(&a, 0);
     let bad: Vec<&JsonCheck> = checks.iter().filter(|c| c.status != "ok").collect();
     assert!(bad.is_empty(), "{bad:#?}");
@@ -34,6 +54,7 @@ fn doctor_on_a_healthy_directory_is_all_ok() {
         "permissions",
         "writable",
         "sync-engine",
+        "stignore",
         "device",
         "garbage",
     ] {
@@ -150,7 +171,7 @@ fn doctor_judges_each_devices_clock_from_every_record_it_sent() {
         .collect();
     assert_eq!(slow.len(), 1, "{checks:#?}");
     assert_eq!(slow[0].status, "fail", "{slow:#?}");
-    assert!(slow[0].message.contains("behind"), "{slow:#?}");
+    assert!(slow[0].message.contains("-900 s (behind"), "{slow:#?}");
     assert!(
         slow[0].fix.as_deref().unwrap_or("").contains("NTP"),
         "{slow:#?}"
@@ -170,10 +191,353 @@ fn doctor_judges_each_devices_clock_from_every_record_it_sent() {
         .collect();
     assert_eq!(fast.len(), 1, "{checks:#?}");
     assert_eq!(fast[0].status, "warn", "{fast:#?}");
-    assert!(fast[0].message.contains("ahead"), "{fast:#?}");
+    assert!(fast[0].message.contains("+900 s (ahead"), "{fast:#?}");
     let mine: Vec<&JsonCheck> = checks
         .iter()
         .filter(|c| c.message.starts_with("this device"))
         .collect();
     assert_eq!(mine[0].status, "ok", "{mine:#?}");
+}
+
+/// The `device` check whose message names `device_id`.
+fn device_check<'a>(checks: &'a [JsonCheck], device_id: &str) -> &'a JsonCheck {
+    let short = &device_id[..8];
+    let found = checks
+        .iter()
+        .filter(|c| c.check == "device" && c.message.contains(short))
+        .collect::<Vec<_>>();
+    assert_eq!(found.len(), 1, "{device_id}: {checks:#?}");
+    found[0]
+}
+
+#[test]
+fn doctor_judges_writers_ten_minutes_behind_and_ahead_under_faketime() {
+    let w = World::new();
+    let (a, slow, fast) = (w.device("a"), w.device("slow"), w.device("fast"));
+    let publish = |d: &Device, offset: &str, session: &str| {
+        run_ok(faked(d.cmd(), offset).args(["publish", "--session", session]));
+    };
+    a.publish("mine", &[]);
+    publish(&slow, "-10m", "behind");
+    publish(&fast, "+10m", "ahead");
+    let (slow_id, fast_id) = (slow.device_id(), fast.device_id());
+
+    // First contact, nothing learned: the writer behind has its records
+    // arrive already expired (a failure naming NTP), the one ahead shows.
+    let checks = doctor(&a, 1);
+    let behind = device_check(&checks, &slow_id);
+    assert_eq!(behind.status, "fail", "{behind:#?}");
+    assert!(
+        behind
+            .message
+            .contains("about -600 s (behind ours; not learned yet)")
+            && behind.message.contains("arrive already expired")
+            && behind.message.contains("last arrived"),
+        "{behind:#?}"
+    );
+    let fix = behind.fix.as_deref().unwrap_or_default();
+    assert!(
+        fix.contains("NTP") && fix.contains("timedatectl set-ntp true"),
+        "{fix}"
+    );
+    let ahead = device_check(&checks, &fast_id);
+    assert_eq!(ahead.status, "warn", "{ahead:#?}");
+    assert!(
+        ahead.message.contains("about +600 s (ahead of ours"),
+        "{ahead:#?}"
+    );
+    assert!(sessions(&a.list(&[])).contains(&"ahead".to_string()));
+    assert!(!sessions(&a.list(&[])).contains(&"behind".to_string()));
+
+    // Their second refreshes arrive; a read learns both clocks. The writer
+    // behind now shows here, but its clock still needs fixing: a warning.
+    std::thread::sleep(Duration::from_millis(2500));
+    publish(&slow, "-10m", "behind");
+    publish(&fast, "+10m", "ahead");
+    a.run(&["list"]).success();
+    assert!(sessions(&a.list(&[])).contains(&"behind".to_string()));
+    let checks = doctor(&a, 0);
+    let behind = device_check(&checks, &slow_id);
+    assert_eq!(behind.status, "warn", "{behind:#?}");
+    assert!(
+        behind
+            .message
+            .contains("clock -600 s (behind ours; learned from")
+            && behind.message.contains("ttl"),
+        "{behind:#?}"
+    );
+    assert!(behind.fix.as_deref().unwrap_or_default().contains("NTP"));
+    let ahead = device_check(&checks, &fast_id);
+    assert_eq!(ahead.status, "warn", "{ahead:#?}");
+    assert!(
+        ahead
+            .message
+            .contains("clock +600 s (ahead of ours; learned from"),
+        "{ahead:#?}"
+    );
+    let mine = checks
+        .iter()
+        .find(|c| c.check == "device" && c.message.starts_with("this device"))
+        .unwrap();
+    assert_eq!(mine.status, "ok", "{mine:#?}");
+    assert!(mine.message.contains("last written"), "{mine:#?}");
+
+    // The same sign in `devices`, its JSON and its table.
+    let devices: Vec<JsonDevice> = a.json(&["devices", "--json"]);
+    let offset = |id: &str| {
+        let d = devices.iter().find(|d| d.device_id == id).unwrap();
+        assert!((0.0..10.0).contains(&d.last_seen_s), "{d:?}");
+        d.offset_s.expect("learned")
+    };
+    let (behind, ahead) = (offset(&slow_id), offset(&fast_id));
+    assert!((-602.0..=-599.0).contains(&behind), "{behind}");
+    assert!((599.0..=601.0).contains(&ahead), "{ahead}");
+    let table = a.run(&["devices"]).success().stdout;
+    let line = |id: &str| {
+        table
+            .lines()
+            .find(|l| l.contains(&id[..8]))
+            .unwrap_or_else(|| panic!("{id} not in {table}"))
+            .to_string()
+    };
+    assert!(line(&slow_id).contains("-600.0 s (behind"), "{table}");
+    assert!(line(&fast_id).contains("+600.0 s (ahead"), "{table}");
+}
+
+/// The `refresher` check of `checks`, which must be there.
+fn refresher(checks: &[JsonCheck]) -> &JsonCheck {
+    let found = named(checks, "refresher");
+    assert_eq!(found.len(), 1, "{checks:#?}");
+    found[0]
+}
+
+#[test]
+fn doctor_sees_this_devices_sessions_go_stale_with_no_refresher() {
+    let w = World::new();
+    let a = w.device("a");
+    let owner = KillOnDrop(
+        Command::new(require_tool("sleep"))
+            .arg("60")
+            .spawn()
+            .unwrap(),
+    );
+    let pid = owner.0.id().to_string();
+    // Without an owner a record is left to expire: nothing to say.
+    a.publish("hook", &[]);
+    assert!(named(&doctor(&a, 0), "refresher").is_empty());
+
+    // Owned, ttl 8 s; nothing refreshes it.
+    a.publish("owned", &["--ttl", "8s", "--owner-pid", &pid]);
+    let published = Instant::now();
+    let fix_names_the_timer = |c: &JsonCheck| {
+        let fix = c.fix.as_deref().unwrap_or_default();
+        assert!(
+            fix.contains("systemctl --user enable --now presence-refresh.timer")
+                && fix.contains("* * * * * presence --quiet refresh --all-profiles"),
+            "{c:#?}"
+        );
+    };
+    let fresh = doctor(&a, 0);
+    let c = refresher(&fresh);
+    assert_eq!(c.status, "warn", "{c:#?}");
+    assert!(
+        c.message.contains("owned (expires in") && c.message.contains("no refresher runs"),
+        "{c:#?}"
+    );
+    assert!(!c.message.contains("hook"), "{c:#?}");
+    fix_names_the_timer(c);
+
+    // Past three quarters of its ttl: about to expire.
+    std::thread::sleep(Duration::from_millis(6300).saturating_sub(published.elapsed()));
+    let late = doctor(&a, 0);
+    let c = refresher(&late);
+    assert_eq!(c.status, "warn", "{c:#?}");
+    assert!(
+        c.message.contains("about to expire: owned (last written"),
+        "{c:#?}"
+    );
+    fix_names_the_timer(c);
+
+    // Expired while its owner runs: no device lists it. A failure.
+    std::thread::sleep(Duration::from_millis(8300).saturating_sub(published.elapsed()));
+    assert!(!sessions(&a.list(&[])).contains(&"owned".to_string()));
+    let expired = doctor(&a, 1);
+    let c = refresher(&expired);
+    assert_eq!(c.status, "fail", "{c:#?}");
+    assert!(
+        c.message.contains("have expired") && c.message.contains("owned (last written"),
+        "{c:#?}"
+    );
+    fix_names_the_timer(c);
+    let human = a.run(&["doctor"]).code(1).stdout;
+    assert!(human.contains("FAIL  refresher"), "{human}");
+
+    // A refresher of another device's state (another HOME) does not count.
+    let other = w.device("b");
+    let _theirs = KillOnDrop(
+        other
+            .cmd()
+            .args(["--quiet", "refresh", "--every", "1s"])
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let checks = doctor(&a, 1);
+    let c = refresher(&checks);
+    assert!(
+        c.status == "fail" && c.message.contains("no refresher runs"),
+        "{c:#?}"
+    );
+
+    // This device's refresher writes it again; doctor names it.
+    let _ours = KillOnDrop(
+        a.cmd()
+            .args(["--quiet", "refresh", "--every", "1s"])
+            .spawn()
+            .unwrap(),
+    );
+    wait_for("the record refreshed", Duration::from_secs(10), || {
+        sessions(&a.list(&[])).contains(&"owned".to_string())
+    });
+    let kept = doctor(&a, 0);
+    let c = refresher(&kept);
+    assert_eq!(c.status, "ok", "{c:#?}");
+    assert!(c.message.contains("`presence refresh --every`"), "{c:#?}");
+    drop(owner);
+}
+
+#[test]
+fn a_session_under_presence_run_needs_no_refresher() {
+    let w = World::new();
+    let a = w.device("a");
+    let mut run = KillOnDrop(
+        a.cmd()
+            .args(["run", "--session", "wrapped", "--ttl", "8s", "--"])
+            .arg(require_tool("sleep"))
+            .arg("30")
+            .spawn()
+            .unwrap(),
+    );
+    wait_for(
+        "the wrapped session listed",
+        Duration::from_secs(10),
+        || sessions(&a.list(&[])).contains(&"wrapped".to_string()),
+    );
+    let c = doctor(&a, 0);
+    let c = refresher(&c);
+    assert_eq!(c.status, "ok", "{c:#?}");
+    assert!(run.0.try_wait().unwrap().is_none(), "run ended early");
+}
+
+#[test]
+fn doctor_follows_stignore_includes() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &[]);
+    let dir = w.shared();
+    std::fs::create_dir(dir.join(".stfolder")).unwrap();
+    std::fs::create_dir(dir.join("conf")).unwrap();
+    let stignore = |text: &str| std::fs::write(dir.join(".stignore"), text).unwrap();
+    let conf = |name: &str, text: &str| std::fs::write(dir.join("conf").join(name), text).unwrap();
+    let verdict = |code: i32| {
+        let checks = doctor(&a, code);
+        let found = named(&checks, "stignore");
+        assert_eq!(found.len(), 1, "{checks:#?}");
+        found[0].clone()
+    };
+
+    // The ignore line in an included file, itself included from one.
+    stignore("// shared patterns\n#include conf/all.txt\n");
+    conf("all.txt", "#include presence.txt\n");
+    conf("presence.txt", "(?d).*.tmp\n");
+    let c = verdict(0);
+    assert_eq!(c.status, "ok", "{c:#?}");
+    assert!(c.message.contains("the 2 file(s) it includes"), "{c:#?}");
+
+    // Without it, a warning.
+    conf("presence.txt", "*.bak\n");
+    assert_eq!(verdict(0).status, "warn");
+
+    // A `!` line that matches first keeps the temp files in the sync.
+    conf("presence.txt", "!.*.tmp\n(?d).*.tmp\n");
+    assert_eq!(verdict(0).status, "warn");
+
+    // A pattern that matches the records: they never sync.
+    conf("presence.txt", "*.json\n(?d).*.tmp\n");
+    let c = verdict(1);
+    assert_eq!(c.status, "fail", "{c:#?}");
+    assert!(c.message.contains("records themselves"), "{c:#?}");
+
+    // A missing include, and a loop: Syncthing stops syncing the folder.
+    conf("presence.txt", "#include gone.txt\n");
+    let c = verdict(1);
+    assert!(c.message.contains("does not exist"), "{c:#?}");
+    conf("presence.txt", "#include ../.stignore\n");
+    let c = verdict(1);
+    assert!(c.message.contains("more than once"), "{c:#?}");
+    assert!(c.fix.is_some(), "{c:#?}");
+
+    // A FIFO and a huge file planted as includes neither hang nor count.
+    mkfifo(&dir.join("conf/fifo"));
+    conf("presence.txt", "#include fifo\n");
+    assert_eq!(verdict(0).status, "warn");
+    let huge = dir.join("conf/huge.txt");
+    let f = std::fs::File::create(&huge).unwrap();
+    f.set_len(1 << 30).unwrap();
+    conf("presence.txt", "#include huge.txt\n");
+    assert_eq!(verdict(0).status, "warn");
+}
+
+#[test]
+fn stignore_patterns_are_read_from_the_folder_root() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &[]);
+    // The Syncthing folder is the world's root; the records live in shared/.
+    let root = w.tmp.path();
+    std::fs::create_dir(root.join(".stfolder")).unwrap();
+    let status = |text: &str| {
+        std::fs::write(root.join(".stignore"), text).unwrap();
+        let checks = doctor(&a, 0);
+        named(&checks, "stignore")[0].status.clone()
+    };
+    assert_eq!(status("/.*.tmp\n"), "warn");
+    assert_eq!(status("/shared/.*.tmp\n"), "ok");
+    assert_eq!(status("(?d).*.tmp\n"), "ok");
+}
+
+#[test]
+fn a_configured_directory_no_sync_engine_shares_is_a_warning() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &[]);
+    let checks = doctor(&a, 0);
+    let c = named(&checks, "sync-engine")[0];
+    assert_eq!(c.status, "warn", "{c:#?}");
+    assert!(c.message.contains("no sync engine shares"), "{c:#?}");
+    assert!(
+        c.fix
+            .as_deref()
+            .unwrap_or_default()
+            .contains("docs/syncthing.md"),
+        "{c:#?}"
+    );
+    // Each engine's mark makes it shared.
+    for mark in [".stfolder", ".dropbox"] {
+        let path = w.shared().join(mark);
+        std::fs::create_dir(&path).unwrap();
+        let checks = doctor(&a, 0);
+        let c = named(&checks, "sync-engine")[0];
+        assert_eq!(c.status, "ok", "{mark}: {c:#?}");
+        std::fs::remove_dir(&path).unwrap();
+    }
+    std::fs::write(w.shared().join(".sync_0123abcd.db"), "").unwrap();
+    let checks = doctor(&a, 0);
+    let c = named(&checks, "sync-engine")[0];
+    assert!(c.message.contains("Nextcloud"), "{c:#?}");
+    // The built-in directory is this device's alone by design: no warning.
+    let b = w.bare_device("b");
+    b.publish("s2", &[]);
+    let checks = doctor(&b, 0);
+    assert_eq!(named(&checks, "sync-engine")[0].status, "ok");
 }

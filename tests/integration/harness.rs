@@ -519,9 +519,11 @@ pub fn libfaketime() -> String {
 pub struct JsonDevice {
     pub device_id: String,
     pub hosts: Vec<String>,
+    pub instances: Vec<String>,
     pub records: usize,
     pub live: usize,
     pub this_device: bool,
+    pub last_seen_s: f64,
     #[serde(deserialize_with = "always")]
     pub offset_s: Option<f64>,
     pub samples: u64,
