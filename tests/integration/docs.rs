@@ -89,6 +89,27 @@ fn refresh_expire_and_doctor_examples_have_the_printed_shape() {
 }
 
 #[test]
+fn watch_example_has_the_printed_shape() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s", &[]);
+    let row = a.run(&["list", "--json"]).success().stdout;
+    let row = serde_json::from_str::<serde_json::Value>(&row).unwrap()[0].to_string();
+    let events: Vec<JsonEvent> = example("json-output.md", "watch")
+        .lines()
+        .map(|l| JsonEvent::parse(&l.replace("{…}", &row)))
+        .collect();
+    let initial = events
+        .iter()
+        .take_while(|e| e.initial == Some(true))
+        .count();
+    assert_eq!(events[initial].event, "ready");
+    assert_eq!(events[initial].count, Some(initial));
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (1..=events.len() as u64).collect::<Vec<_>>());
+}
+
+#[test]
 fn configuration_example_is_valid() {
     let w = World::new();
     let a = w.bare_device("a");

@@ -353,12 +353,17 @@ with_record_fields! {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JsonEvent {
-    /// `up`, `update` or `down`.
+    /// `up`, `update`, `down` or `ready`.
     pub event: String,
     pub seq: u64,
     pub epoch: String,
     pub time: f64,
-    pub record: JsonRow,
+    /// On every event but `ready` (see [`JsonEvent::row`]).
+    #[serde(default)]
+    pub record: Option<JsonRow>,
+    /// Only on `ready`: the size of the initial live set.
+    #[serde(default)]
+    pub count: Option<usize>,
     /// Only on the lines of the initial live set, and then `true`.
     #[serde(default)]
     pub initial: Option<bool>,
@@ -375,10 +380,27 @@ impl JsonEvent {
     /// event it belongs to.
     pub fn parse(line: &str) -> JsonEvent {
         let e: JsonEvent = parse_json(line, "watch --json");
+        let about_a_record = e.record.is_some() && e.count.is_none();
         let fits = match e.event.as_str() {
-            "up" => e.reason.is_none() && e.changed.is_none() && e.initial != Some(false),
-            "update" => e.reason.is_none() && e.changed.is_some() && e.initial.is_none(),
-            "down" => e.reason.is_some() && e.changed.is_none() && e.initial.is_none(),
+            "up" => {
+                about_a_record
+                    && e.reason.is_none()
+                    && e.changed.is_none()
+                    && e.initial != Some(false)
+            }
+            "update" => {
+                about_a_record && e.reason.is_none() && e.changed.is_some() && e.initial.is_none()
+            }
+            "down" => {
+                about_a_record && e.reason.is_some() && e.changed.is_none() && e.initial.is_none()
+            }
+            "ready" => {
+                e.record.is_none()
+                    && e.count.is_some()
+                    && e.reason.is_none()
+                    && e.changed.is_none()
+                    && e.initial.is_none()
+            }
             _ => false,
         };
         assert!(
@@ -386,6 +408,18 @@ impl JsonEvent {
             "watch --json: fields that do not fit the event: {line}"
         );
         e
+    }
+
+    /// The record of an `up`, `update` or `down`.
+    pub fn row(&self) -> &JsonRow {
+        self.record
+            .as_ref()
+            .unwrap_or_else(|| panic!("a `{}` event has no record", self.event))
+    }
+
+    /// The session the event is about; `None` for `ready`.
+    pub fn session(&self) -> Option<&str> {
+        self.record.as_ref().map(|r| r.session_id.as_str())
     }
 }
 
