@@ -143,6 +143,49 @@ fn config_init_writes_the_documented_example() {
     assert_eq!(written.trim(), example("configuration.md", "init").trim());
 }
 
+/// `config init` sets nothing, and uncommenting its defaults (every
+/// `# key = value` before the commented example profile, but the example
+/// `dir`) changes nothing that `config show` prints.
+#[test]
+fn config_init_pins_no_default_and_states_each_one() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    let builtin = a.run(&["config", "show"]).success().stdout;
+    a.run(&["config", "init"]).success();
+    let written = std::fs::read_to_string(a.config_path()).unwrap();
+    let table: toml::Table = toml::from_str(&written).unwrap();
+    assert_eq!(
+        table.to_string().trim(),
+        "[profiles.default]",
+        "config init set a value"
+    );
+    let mut uncommented = String::new();
+    let mut keys = BTreeSet::new();
+    let mut in_defaults = true;
+    for line in written.lines() {
+        in_defaults &= !line.starts_with("# [profiles.");
+        match line.strip_prefix("# ") {
+            Some(setting)
+                if in_defaults && setting.contains(" = ") && !setting.starts_with("dir ") =>
+            {
+                keys.insert(setting.split(' ').next().unwrap().to_string());
+                uncommented.push_str(setting);
+            }
+            _ => uncommented.push_str(line),
+        }
+        uncommented.push('\n');
+    }
+    a.write_config(&uncommented);
+    let stated = a.run(&["config", "show"]).success().stdout;
+    let settings = |s: &str| s.lines().skip(1).map(String::from).collect::<Vec<_>>();
+    assert_eq!(settings(&stated), settings(&builtin));
+    // Every setting `config show` prints, `dir` aside, has its default stated.
+    for line in settings(&builtin).iter().filter(|l| l.contains(" = ")) {
+        let key = line.split(' ').next().unwrap();
+        assert!(key == "dir" || keys.contains(key), "no default for {key}");
+    }
+}
+
 #[test]
 fn systemd_units_verify() {
     let systemd_analyze = require_tool("systemd-analyze");
