@@ -271,6 +271,13 @@ fn the_gateway_hook_example_works() {
     assert_eq!(rows[0].pid, owner.id());
     run(&["end", "gw-1"]);
     assert!(a.list(&[]).is_empty());
+    // Called wrongly, under `set -u` too: the usage line, exit 2.
+    for args in [&[][..], &["stop"][..]] {
+        let out = a.program("sh").arg(&hook).args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.starts_with("usage: "), "{args:?}: {stderr}");
+    }
     let mut owner = owner;
     owner.kill().unwrap();
     owner.wait().unwrap();
