@@ -25,6 +25,44 @@ fn keys(v: &serde_json::Value) -> BTreeSet<String> {
     v.as_object().unwrap().keys().cloned().collect()
 }
 
+/// Every file under `dir` (recursively) whose name ends with one of `exts`.
+fn files_under(dir: &Path, exts: &[&str], out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            files_under(&p, exts, out);
+        } else if exts.iter().any(|x| p.to_string_lossy().ends_with(x)) {
+            out.push(p);
+        }
+    }
+}
+
+/// The repository documents itself: no page, comment or message points to a
+/// design document that is not in it.
+#[test]
+fn nothing_refers_to_a_design_document_outside_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md")];
+    files_under(
+        &root.join("docs"),
+        &[".md", ".1", ".service", ".timer", ".plist"],
+        &mut files,
+    );
+    files_under(&root.join("src"), &[".rs"], &mut files);
+    assert!(files.len() > 20, "{files:?}");
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            assert!(
+                !line.contains("DESIGN") && !line.contains('§'),
+                "{}:{}: {line}",
+                f.display(),
+                n + 1
+            );
+        }
+    }
+}
+
 #[test]
 fn record_format_example_is_a_record_we_read_and_write() {
     let w = World::new();
