@@ -77,7 +77,7 @@ complete -c presence -n "__fish_presence_using_subcommand list" -l dir -d 'Use t
 complete -c presence -n "__fish_presence_using_subcommand list" -l json -d 'Print one JSON array (documented in docs/json-output.md)'
 complete -c presence -n "__fish_presence_using_subcommand list" -l all -d 'Show every record: also ended, expired and superseded ones, each marked'
 complete -c presence -n "__fish_presence_using_subcommand list" -l include-expired -d 'Also show sessions whose newest record is ended or expired'
-complete -c presence -n "__fish_presence_using_subcommand list" -l all-profiles -d 'Show records of every profile label in the directory'
+complete -c presence -n "__fish_presence_using_subcommand list" -l all-profiles -d 'Show the records of every label in this profile\'s directory, not only those its `show` names (other profiles\' directories are not read)'
 complete -c presence -n "__fish_presence_using_subcommand list" -l watch -d 'Redraw the table on every change until interrupted'
 complete -c presence -n "__fish_presence_using_subcommand list" -l count -d 'Print only the number of rows (for prompts and status bars)'
 complete -c presence -n "__fish_presence_using_subcommand list" -s v -l verbose -d 'Report skipped files and other details on stderr'
@@ -93,7 +93,7 @@ complete -c presence -n "__fish_presence_using_subcommand ls" -l dir -d 'Use thi
 complete -c presence -n "__fish_presence_using_subcommand ls" -l json -d 'Print one JSON array (documented in docs/json-output.md)'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l all -d 'Show every record: also ended, expired and superseded ones, each marked'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l include-expired -d 'Also show sessions whose newest record is ended or expired'
-complete -c presence -n "__fish_presence_using_subcommand ls" -l all-profiles -d 'Show records of every profile label in the directory'
+complete -c presence -n "__fish_presence_using_subcommand ls" -l all-profiles -d 'Show the records of every label in this profile\'s directory, not only those its `show` names (other profiles\' directories are not read)'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l watch -d 'Redraw the table on every change until interrupted'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l count -d 'Print only the number of rows (for prompts and status bars)'
 complete -c presence -n "__fish_presence_using_subcommand ls" -s v -l verbose -d 'Report skipped files and other details on stderr'
@@ -118,7 +118,7 @@ complete -c presence -n "__fish_presence_using_subcommand refresh" -l every -d '
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
-complete -c presence -n "__fish_presence_using_subcommand refresh" -l all-profiles -d 'Refresh this device\'s records of every label, in the directories of all profiles'
+complete -c presence -n "__fish_presence_using_subcommand refresh" -l all-profiles -d 'Cover every profile of the configuration: each profile\'s directory (once), and this device\'s records of any label in it'
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l json -d 'Print each pass as one JSON object per line'
 complete -c presence -n "__fish_presence_using_subcommand refresh" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand refresh" -s q -l quiet -d 'Print only errors'
@@ -156,7 +156,7 @@ complete -c presence -n "__fish_presence_using_subcommand watch" -l profile -d '
 complete -c presence -n "__fish_presence_using_subcommand watch" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand watch" -l dir -d 'Use this records directory instead of the profile\'s, this once' -r -F
 complete -c presence -n "__fish_presence_using_subcommand watch" -l json -d 'Print NDJSON: one object per line (documented in docs/json-output.md)'
-complete -c presence -n "__fish_presence_using_subcommand watch" -l all-profiles -d 'Show records of every profile label in the directory'
+complete -c presence -n "__fish_presence_using_subcommand watch" -l all-profiles -d 'Show the records of every label in this profile\'s directory, not only those its `show` names (other profiles\' directories are not read)'
 complete -c presence -n "__fish_presence_using_subcommand watch" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand watch" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand watch" -s h -l help -d 'Print help'

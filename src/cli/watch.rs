@@ -22,7 +22,7 @@ pub struct WatchArgs {
     #[arg(long, value_name = "DUR", num_args = 0..=1, default_missing_value = "2s",
           value_parser = poll_interval)]
     pub poll: Option<Duration>,
-    /// Show records of every profile label in the directory
+    /// Show the records of every label in this profile's directory, not only those its `show` names (other profiles' directories are not read)
     #[arg(long)]
     pub all_profiles: bool,
 }

@@ -224,6 +224,32 @@ fn config_init_pins_no_default_and_states_each_one() {
     }
 }
 
+/// What README and configuration.md say `--all-profiles` means: for `list`
+/// every label in the selected profile's directory and no other directory,
+/// for `refresh` every profile's directory.
+#[test]
+fn all_profiles_means_labels_for_list_and_directories_for_refresh() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    let d1 = w.tmp.path().join("d1").display().to_string();
+    let d2 = w.tmp.path().join("d2").display().to_string();
+    a.write_config(&format!(
+        "[profiles.default]\ndir = {d1:?}\n[profiles.side]\ndir = {d1:?}\n\
+         [profiles.work]\ndir = {d2:?}\n"
+    ));
+    let owner = std::process::id().to_string();
+    a.publish("here", &["--owner-pid", &owner]);
+    a.publish("label", &["--owner-pid", &owner, "--profile", "side"]);
+    a.publish("there", &["--owner-pid", &owner, "--profile", "work"]);
+    assert_eq!(sessions(&a.list(&[])), ["here"]);
+    let mut all = sessions(&a.list(&["--all-profiles"]));
+    all.sort();
+    assert_eq!(all, ["here", "label"]);
+    let refreshed = |args: &[&str]| a.json::<JsonRefresh>(args).refreshed;
+    assert_eq!(refreshed(&["refresh", "--json"]), 1);
+    assert_eq!(refreshed(&["refresh", "--json", "--all-profiles"]), 3);
+}
+
 #[test]
 fn systemd_units_verify() {
     let systemd_analyze = require_tool("systemd-analyze");
