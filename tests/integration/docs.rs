@@ -250,23 +250,73 @@ fn all_profiles_means_labels_for_list_and_directories_for_refresh() {
     assert_eq!(refreshed(&["refresh", "--json", "--all-profiles"]), 3);
 }
 
+/// The install recipe of lifecycle.md, run as written (with a `systemctl`
+/// that only notes its arguments) from the repository's root: it installs
+/// the units with the `presence` found on PATH, and `systemd-analyze verify`
+/// accepts them.
 #[test]
-fn systemd_units_verify() {
+fn systemd_units_install_as_documented_and_verify() {
+    use std::os::unix::fs::PermissionsExt;
     let systemd_analyze = require_tool("systemd-analyze");
     let w = World::new();
-    let units = w.tmp.path().join("units");
-    std::fs::create_dir(&units).unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/systemd");
+    let a = w.bare_device("a");
+    let fake = w.tmp.path().join("fake-bin");
+    std::fs::create_dir(&fake).unwrap();
+    let calls = w.tmp.path().join("systemctl-calls");
+    let systemctl = fake.join("systemctl");
+    std::fs::write(
+        &systemctl,
+        format!("#!/bin/sh\necho \"$*\" >> '{}'\n", calls.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&systemctl, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_presence"));
+    let path = format!(
+        "{}:{}:{}",
+        fake.display(),
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = run_ok(
+        a.program("sh")
+            .arg("-ec")
+            .arg(example("lifecycle.md", "systemd"))
+            .env("PATH", path)
+            .current_dir(root),
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&calls).unwrap(),
+        "--user daemon-reload\n\
+         --user enable --now presence-refresh.timer presence-expire.timer\n"
+    );
+
+    let installed = a.root.join("home/.config/systemd/user");
     let mut files = Vec::new();
-    for e in std::fs::read_dir(&src).unwrap() {
-        let p = e.unwrap().path();
-        // Point ExecStart at the binary under test; everything else as shipped.
-        let text = std::fs::read_to_string(&p)
-            .unwrap()
-            .replace("%h/.cargo/bin/presence", env!("CARGO_BIN_EXE_presence"));
-        let dest = units.join(p.file_name().unwrap());
-        std::fs::write(&dest, text).unwrap();
-        files.push(dest);
+    for e in std::fs::read_dir(root.join("docs/systemd")).unwrap() {
+        let name = e.unwrap().file_name();
+        let shipped = std::fs::read_to_string(root.join("docs/systemd").join(&name)).unwrap();
+        let text = std::fs::read_to_string(installed.join(&name)).unwrap();
+        for (s, t) in shipped.lines().zip(text.lines()) {
+            match s.strip_prefix("ExecStart=") {
+                // Shipped with a bare name, installed with the absolute path.
+                Some(cmd) => {
+                    assert!(cmd.starts_with("presence "), "{s}");
+                    assert_eq!(
+                        t,
+                        format!("ExecStart={}{}", bin.display(), &cmd["presence".len()..])
+                    );
+                }
+                None => assert_eq!(s, t),
+            }
+        }
+        assert_eq!(shipped.lines().count(), text.lines().count());
+        files.push(installed.join(name));
     }
     files.sort();
     assert_eq!(files.len(), 4);
