@@ -415,3 +415,173 @@ fn the_prompt_segment_example_works() {
     a.publish("chat-2", &[]);
     assert_eq!(run(), "[2 live: chat-2 build-7] ");
 }
+
+/// The `(program, package)` pairs of scripts/test's `tools` list.
+fn set_up_tools() -> Vec<(String, String)> {
+    let script =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/test"))
+            .unwrap();
+    let list = &script[script.find("\ntools=(\n").expect("tools=( in scripts/test")..];
+    let list = &list[..list.find("\n)\n").unwrap()];
+    list.lines()
+        .filter_map(|l| l.trim().strip_prefix('"'))
+        .map(|l| {
+            let mut words = l.split_whitespace();
+            (words.next().unwrap().into(), words.next().unwrap().into())
+        })
+        .collect()
+}
+
+#[test]
+fn scripts_test_knows_every_tool_the_tests_use() {
+    let listed = set_up_tools();
+    for (tool, package) in TOOLS {
+        assert!(
+            listed.iter().any(|(t, p)| t == tool && p == package),
+            "scripts/test does not install {tool} ({package}), which tests require"
+        );
+    }
+    // libfaketime comes with the faketime package.
+    assert!(
+        listed
+            .iter()
+            .any(|(t, p)| t == "faketime" && p == "faketime")
+    );
+}
+
+/// A fresh machine, imitated with a PATH that lacks syncthing (and fakes of
+/// apt-get and cargo that note their calls): `--check` fails with the
+/// install line; as root, the script installs and then runs `cargo test
+/// --locked ARGS`; as another user, it prints `sudo apt-get …` and fails
+/// without calling either. With this machine's PATH nothing is missing.
+#[test]
+fn scripts_test_installs_what_is_missing_or_says_how() {
+    use std::os::unix::fs::PermissionsExt;
+    let (bash, unshare, setpriv) = (
+        require_tool("bash"),
+        require_tool("unshare"),
+        require_tool("setpriv"),
+    );
+    let syncthing = require_tool("syncthing");
+    let w = World::new();
+    let root = w.tmp.path();
+    // Others must reach the copy of the script and the fakes (see below).
+    std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let repo = root.join("repo");
+    std::fs::create_dir_all(repo.join("scripts")).unwrap();
+    let script = repo.join("scripts/test");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/test"),
+        &script,
+    )
+    .unwrap();
+    let bin = root.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let real_path = std::env::var_os("PATH").unwrap_or_default();
+    for (tool, _) in set_up_tools() {
+        let found = std::env::split_paths(&real_path)
+            .map(|d| d.join(&tool))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("{tool} is not installed: run scripts/test"));
+        if tool != "syncthing" {
+            std::os::unix::fs::symlink(found, bin.join(&tool)).unwrap();
+        }
+    }
+    let log = root.join("calls");
+    let fake = |name: &str, body: &str| {
+        let p = bin.join(name);
+        std::fs::write(
+            &p,
+            format!("#!/bin/sh\necho \"{name} $*\" >> \"$LOG\"\n{body}"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    fake("cargo", "");
+    fake(
+        "apt-get",
+        "[ \"$DEBIAN_FRONTEND\" = noninteractive ] || exit 9\n\
+         [ \"$1\" = install ] && /bin/ln -s \"$REAL\" \"$BIN/syncthing\"\nexit 0\n",
+    );
+    let run = |wrapper: &[&std::ffi::OsStr], args: &[&str]| {
+        let mut cmd = match wrapper.split_first() {
+            Some((program, rest)) => {
+                let mut c = std::process::Command::new(program);
+                c.args(rest).arg(&bash);
+                c
+            }
+            None => std::process::Command::new(&bash),
+        };
+        cmd.arg(&script)
+            .args(args)
+            .env_clear()
+            .env("PATH", &bin)
+            .env("LOG", &log)
+            .env("BIN", &bin)
+            .env("REAL", &syncthing)
+            .current_dir(root);
+        let out = cmd.output().unwrap();
+        let calls = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_file(&log);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            calls,
+        )
+    };
+    let is_root = rustix::process::geteuid().is_root();
+    let sudo = if is_root { "" } else { "sudo " };
+    let line = "apt-get install -y --no-install-recommends syncthing";
+    let direct: &[&std::ffi::OsStr] = &[];
+
+    let (code, stderr, calls) = run(direct, &["--check"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("\n    {sudo}{line}\n")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("not installed: syncthing\n"), "{stderr}");
+    assert_eq!(calls, "");
+
+    // Root (of a user namespace, if need be): installs, then tests.
+    let as_root: &[&std::ffi::OsStr] = &[
+        unshare.as_os_str(),
+        "--user".as_ref(),
+        "--map-root-user".as_ref(),
+    ];
+    let (code, stderr, calls) = run(as_root, &["--test", "integration", "some_test"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        calls,
+        format!(
+            "apt-get update\napt-get {}\ncargo test --locked --test integration some_test\n",
+            &line[8..]
+        )
+    );
+    std::fs::remove_file(bin.join("syncthing")).unwrap();
+
+    // Another user: the line to run, and nothing run.
+    let nobody: &[&std::ffi::OsStr] = &[
+        setpriv.as_os_str(),
+        "--reuid=65534".as_ref(),
+        "--regid=65534".as_ref(),
+        "--clear-groups".as_ref(),
+    ];
+    let (code, stderr, calls) = run(if is_root { nobody } else { direct }, &[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    // (More may be missing for that user: tools installed under root's home.)
+    assert!(stderr.contains(&format!("\n    sudo {line}")), "{stderr}");
+    assert_eq!(calls, "");
+
+    // This machine runs the tests, so it has everything.
+    let out = run_ok(
+        std::process::Command::new(&bash)
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/test"))
+            .arg("--check"),
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "scripts/test: every program the tests use is installed\n"
+    );
+}

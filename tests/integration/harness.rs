@@ -177,13 +177,17 @@ pub fn run_ok(cmd: &mut Command) -> Output {
     out
 }
 
-/// The external tools the tests use, with the Debian package of each.
-const TOOLS: &[(&str, &str)] = &[
+/// The external tools the tests use, with the Debian package of each
+/// (scripts/test installs them; a test checks that it knows each one).
+pub const TOOLS: &[(&str, &str)] = &[
     ("syncthing", "syncthing"),
     ("systemd-analyze", "systemd"),
     ("python3", "python3"),
     ("script", "bsdutils"),
     ("unshare", "util-linux"),
+    ("setpriv", "util-linux"),
+    ("bash", "bash"),
+    ("jq", "jq"),
     ("mkfifo", "coreutils"),
     ("timeout", "coreutils"),
     ("kill", "procps"),
@@ -193,7 +197,7 @@ const TOOLS: &[(&str, &str)] = &[
 /// Fails the test because `what` is missing: a test that needs a tool never
 /// skips, or a machine without it would pass without testing anything.
 pub fn missing(what: &str, package: &str) -> ! {
-    panic!("{what} is required for this test: apt-get install -y {package} (or run .ci/run)")
+    panic!("{what} is required for this test: apt-get install -y {package} (or run scripts/test)")
 }
 
 /// The path of the external program `name` on PATH; fails the test when it
@@ -515,7 +519,7 @@ fn require_tool_finds_an_executable_and_passes_over_other_files() {
 
 #[test]
 #[should_panic(
-    expected = "syncthing is required for this test: apt-get install -y syncthing (or run .ci/run)"
+    expected = "syncthing is required for this test: apt-get install -y syncthing (or run scripts/test)"
 )]
 fn require_tool_fails_the_test_when_the_tool_is_missing() {
     let w = World::new();
