@@ -5,6 +5,8 @@ use std::path::Path;
 
 use crate::harness::*;
 
+mod examples;
+
 /// The fenced block that follows `<!-- check: NAME -->` in a docs page.
 fn example(page: &str, name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

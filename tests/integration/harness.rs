@@ -188,6 +188,7 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("setpriv", "util-linux"),
     ("bash", "bash"),
     ("jq", "jq"),
+    ("hostname", "hostname"),
     ("mkfifo", "coreutils"),
     ("timeout", "coreutils"),
     ("kill", "procps"),
