@@ -23,14 +23,17 @@ use crate::error::{ConfigError, Result};
 use crate::limits;
 use crate::local::LocalDirs;
 
-/// The commented example that `presence config init` writes. It states every
-/// default; a test checks that it parses to exactly the built-in defaults.
+/// The commented example that `presence config init` writes. It sets
+/// nothing: every setting is commented out and shows its default, so that a
+/// file written today does not pin today's defaults. Tests check that it
+/// parses to exactly the built-in defaults, commented or uncommented.
 pub const EXAMPLE: &str = r#"# presence configuration
 # Location: <config dir>/presence/config.toml (override with --config or PRESENCE_CONFIG).
 # Durations accept "90s", "5m", "1h 30m" or a number of seconds.
+# Every setting below is commented out and shows its default: uncomment one to change it.
 
 # Profile used when neither --profile nor PRESENCE_PROFILE names one.
-default_profile = "default"
+# default_profile = "default"
 
 [profiles.default]
 # The shared (synced) directory of records. Default: <data dir>/presence/<profile name>.
@@ -38,19 +41,19 @@ default_profile = "default"
 # dir = "~/Sync/presence"
 
 # How long a record stays live after its last refresh arrived (1s to 1h).
-ttl = "90s"
+# ttl = "90s"
 # How often `refresh`, `run` and the library guard re-publish; must be below ttl.
-refresh_interval = "30s"
+# refresh_interval = "30s"
 # How far behind ours another device's clock may run before its records count as expired.
-skew = "5m"
+# skew = "5m"
 # How long after expiry `expire` deletes another device's records.
-gc_after = "1h"
+# gc_after = "1h"
 # Slack added to a device's learned clock offset when reading its records' expiry (at most 1m).
-clock_margin = "1s"
+# clock_margin = "1s"
 # Client name stamped into records published without --client.
-client = "terminal"
+# client = "terminal"
 # Refuse (exit 3) to publish a record that would need redaction, instead of redacting it.
-strict = false
+# strict = false
 # Label stamped into the `profile` field of records. Default: the profile's name.
 # label = "default"
 # Labels that list/watch show. Default: [<label>]. ["*"] shows every record in dir.
@@ -636,6 +639,56 @@ mod tests {
 
     fn profile(text: &str, name: Option<&str>) -> Result<Profile, ConfigError> {
         Config::parse(text, &src().path)?.profile(name, &src(), &local())
+    }
+
+    /// The example with the settings of its top and of `[profiles.default]`
+    /// uncommented, except `dir` (an example of a synced folder); the
+    /// commented `[profiles.hermes]` example stays as it is.
+    fn example_uncommented() -> (String, Vec<String>) {
+        let mut keys = Vec::new();
+        let mut text = String::new();
+        let mut in_defaults = true;
+        for line in EXAMPLE.lines() {
+            in_defaults &= !line.starts_with("# [profiles.");
+            let setting = line
+                .strip_prefix("# ")
+                .filter(|rest| in_defaults && rest.contains(" = "))
+                .filter(|rest| !rest.starts_with("dir "));
+            match setting {
+                Some(rest) => {
+                    keys.push(rest.split(' ').next().unwrap_or_default().to_string());
+                    text.push_str(rest);
+                }
+                None => text.push_str(line),
+            }
+            text.push('\n');
+        }
+        (text, keys)
+    }
+
+    #[test]
+    fn example_sets_nothing_and_uncommented_states_the_defaults() {
+        let table: toml::Table = toml::from_str(EXAMPLE).unwrap();
+        let mut profiles = toml::Table::new();
+        profiles.insert("default".into(), toml::Table::new().into());
+        let mut only = toml::Table::new();
+        only.insert("profiles".into(), profiles.into());
+        assert_eq!(table, only, "the example sets a value");
+
+        let (text, keys) = example_uncommented();
+        // Every setting a profile has, as the parser names them when it
+        // refuses an unknown one.
+        let refusal = toml::from_str::<ProfileSettings>("unknown = 1")
+            .unwrap_err()
+            .to_string();
+        let expected = &refusal[refusal.find("expected one of").unwrap()..];
+        let mut want: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+        assert!(want.len() >= 10, "{refusal}");
+        want.retain(|k| *k != "dir");
+        want.insert(0, "default_profile");
+        assert_eq!(keys, want, "a setting without its default in the example");
+        let builtin = Config::default().profile(None, &src(), &local()).unwrap();
+        assert_eq!(profile(&text, None).unwrap(), builtin);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Garbage collection of the presence directory (DESIGN §7). Without it every
+//! Garbage collection of the presence directory. Without it every
 //! short-lived session leaves a file behind forever; with it, deletions
 //! propagate through the sync engine to every device.
 //!

@@ -84,29 +84,29 @@
 
 #![deny(missing_docs)]
 
-// Design sections → modules. Each rule lives in exactly one place; three
+// Concerns → modules. Each rule lives in exactly one place; three
 // layers: rules (pure, no I/O), mechanics (files, processes, local state),
 // and the front (`Registry`, composing the two; the binary in src/cli only
 // parses, calls, prints and maps one exit-code enum).
 //
-//  §1 Record format ... record (schema), record::parse (lenient reader,
+//  1. Record format ... record (schema), record::parse (lenient reader,
 //                       probe), record::lenient (field readers), limits   rules
-//  §2 The directory ... store (the dir, opened once by fd), store::names,
+//  2. The directory ... store (the dir, opened once by fd), store::names,
 //                       store::scan, store::write (replace / remove only
 //                       if unchanged); local (device id, the one lock);
 //                       ledger (the lives this device published)          mechanics
-//  §3 Liveness ........ liveness                                          rules
-//  §4 Dedupe .......... dedupe (the one streaming reducer of lives)       rules
-//  §5 Secret-free ..... redact; text (terminal safety)                    rules
-//  §6 Lifecycle ....... registry (publish, list, show, clear); change
+//  3. Liveness ........ liveness                                          rules
+//  4. Dedupe .......... dedupe (the one streaming reducer of lives)       rules
+//  5. Secret-free ..... redact; text (terminal safety)                    rules
+//  6. Lifecycle ....... registry (publish, list, show, clear); change
 //                       (the one write path: lock, re-read, decide,
 //                       write if unchanged); lifecycle (refresh),
 //                       lifecycle::guard (keep-alive); owner              front
-//  §7 expire .......... expire (decide: rules; apply: front)
-//  §8 watch ........... watch::diff (events from two live sets: rules);
+//  7. expire .......... expire (decide: rules; apply: front)
+//  8. watch ........... watch::diff (events from two live sets: rules);
 //                       watch (the watcher: front); watch::backend        mechanics
-//  §9 Configuration ... config
-//  §10 CLI ............ src/cli (binary, one exit-code enum); doctor (one
+//  9. Configuration ... config
+//  10. CLI ............ src/cli (binary, one exit-code enum); doctor (one
 //                       function per check); error (typed errors)
 
 mod change;

@@ -344,6 +344,18 @@ impl Watcher {
         rows
     }
 
+    /// The current live set as a stream's beginning: one [`Event::Up`] per
+    /// live session, newest first, then [`Event::Ready`] with their count
+    /// (for an empty set, `Ready { count: 0 }` alone). Continued with
+    /// [`Watcher::next_events`], every change is seen once.
+    pub fn initial_events(&self) -> Vec<Event> {
+        let rows = self.live();
+        let count = rows.len();
+        let mut events: Vec<Event> = rows.into_iter().map(Event::Up).collect();
+        events.push(Event::Ready { count });
+        events
+    }
+
     /// What the watcher did so far.
     pub fn stats(&self) -> WatchStats {
         self.stats
@@ -810,20 +822,42 @@ mod fs_tests {
                 .next_events(Duration::from_millis(50), crate::unix_now)
                 .unwrap()
             {
-                let extra = match &e {
-                    Event::Down { reason, .. } => format!(" {reason:?}"),
-                    Event::Update { changed, .. } => format!(" {}", changed.join(",")),
-                    Event::Up(_) => String::new(),
-                };
-                got.push(format!(
-                    "{} {}@{}{extra}",
-                    e.name(),
-                    e.row().record.session_id,
-                    e.row().record.host
-                ));
+                got.push(summary(&e));
             }
         }
         got
+    }
+
+    fn summary(e: &Event) -> String {
+        let extra = match e {
+            Event::Down { reason, .. } => format!(" {reason:?}"),
+            Event::Update { changed, .. } => format!(" {}", changed.join(",")),
+            Event::Ready { count } => return format!("ready {count}"),
+            _ => String::new(),
+        };
+        let row = e.row().unwrap();
+        format!(
+            "{} {}@{}{extra}",
+            e.name(),
+            row.record.session_id,
+            row.record.host
+        )
+    }
+
+    #[test]
+    fn the_initial_events_are_the_live_set_then_ready() {
+        let d = devices();
+        let mut w = Watcher::new(d.b.clone(), WatchOptions::default(), crate::unix_now()).unwrap();
+        assert_eq!(w.initial_events(), [Event::Ready { count: 0 }]);
+        d.a.publish(&req("one"), crate::unix_now()).unwrap();
+        d.a.publish(&req("two"), crate::unix_now()).unwrap();
+        let w2 = Watcher::new(d.b.clone(), WatchOptions::default(), crate::unix_now()).unwrap();
+        let got: Vec<String> = w2.initial_events().iter().map(summary).collect();
+        assert_eq!(got, ["up two@a", "up one@a", "ready 2"]);
+        // The first watcher goes on with the changes only, never a second `ready`.
+        let mut later = collect(&mut w, 2);
+        later.sort();
+        assert_eq!(later, ["up one@a", "up two@a"]);
     }
 
     fn scenario(poll: Option<Duration>) {

@@ -19,7 +19,7 @@ pub struct ListArgs {
     /// Also show sessions whose newest record is ended or expired
     #[arg(long)]
     pub include_expired: bool,
-    /// Show records of every profile label in the directory
+    /// Show the records of every label in this profile's directory, not only those its `show` names (other profiles' directories are not read)
     #[arg(long)]
     pub all_profiles: bool,
     /// Only records from this host

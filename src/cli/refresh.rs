@@ -18,7 +18,7 @@ pub struct RefreshArgs {
     /// Keep refreshing every DUR until SIGINT/SIGTERM [default DUR: the profile's refresh_interval]
     #[arg(long, value_name = "DUR", num_args = 0..=1, value_parser = parse_every)]
     pub every: Option<Option<Duration>>,
-    /// Refresh this device's records of every label, in the directories of all profiles
+    /// Cover every profile of the configuration: each profile's directory (once), and this device's records of any label in it
     #[arg(long)]
     pub all_profiles: bool,
     /// Print each pass as one JSON object per line

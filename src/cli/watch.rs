@@ -22,7 +22,7 @@ pub struct WatchArgs {
     #[arg(long, value_name = "DUR", num_args = 0..=1, default_missing_value = "2s",
           value_parser = poll_interval)]
     pub poll: Option<Duration>,
-    /// Show records of every profile label in the directory
+    /// Show the records of every label in this profile's directory, not only those its `show` names (other profiles' directories are not read)
     #[arg(long)]
     pub all_profiles: bool,
 }
@@ -116,6 +116,32 @@ impl Printer {
         Ok(())
     }
 
+    /// The initial live set is complete: `count` sessions, all printed.
+    fn ready(&mut self, out: &mut impl Write, count: usize) -> anyhow::Result<()> {
+        self.seq += 1;
+        if self.json {
+            let v = serde_json::json!({
+                "event": "ready",
+                "seq": self.seq,
+                "epoch": self.epoch,
+                "time": presence::unix_now(),
+                "count": count,
+            });
+            writeln!(out, "{v}")?;
+        } else {
+            // A person sees "nothing live" rather than a blank screen that
+            // might still be loading.
+            writeln!(
+                out,
+                "{}  {:<16} {count} live",
+                chrono::Local::now().format("%H:%M:%S"),
+                "ready"
+            )?;
+        }
+        out.flush()?;
+        Ok(())
+    }
+
     fn event(&mut self, out: &mut impl Write, e: &Event) -> anyhow::Result<()> {
         match e {
             Event::Up(row) => self.line(out, "up", row, Extra::None),
@@ -123,6 +149,7 @@ impl Printer {
                 self.line(out, "update", row, Extra::Changed(changed))
             }
             Event::Down { row, reason } => self.line(out, "down", row, Extra::Reason(*reason)),
+            Event::Ready { count } => self.ready(out, *count),
             _ => Ok(()),
         }
     }
@@ -153,8 +180,11 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> anyhow::Result<Exit> {
         epoch: epoch(),
     };
     let mut out = std::io::stdout().lock();
-    for row in watcher.live() {
-        p.line(&mut out, "up", &row, Extra::Initial)?;
+    for e in watcher.initial_events() {
+        match &e {
+            Event::Up(row) => p.line(&mut out, "up", row, Extra::Initial)?,
+            _ => p.event(&mut out, &e)?,
+        }
     }
     while sub.rx.try_recv().is_err() {
         for e in watcher.next_events(TICK, presence::unix_now)? {

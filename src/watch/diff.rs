@@ -43,22 +43,33 @@ pub enum Event {
         /// Why.
         reason: DownReason,
     },
+    /// The initial live set is complete: it follows the `Up` events of
+    /// [`Watcher::initial_events`](super::Watcher::initial_events), so that a
+    /// consumer can tell an empty set from one still loading.
+    /// [`Watcher::next_events`](super::Watcher::next_events) never returns it:
+    /// after a rescan or a replaced directory it reports only what changed.
+    Ready {
+        /// How many sessions the initial live set holds.
+        count: usize,
+    },
 }
 
 impl Event {
-    /// `up`, `update` or `down`.
+    /// `up`, `update`, `down` or `ready`.
     pub fn name(&self) -> &'static str {
         match self {
             Event::Up(_) => "up",
             Event::Update { .. } => "update",
             Event::Down { .. } => "down",
+            Event::Ready { .. } => "ready",
         }
     }
 
-    /// The record the event is about.
-    pub fn row(&self) -> &Row {
+    /// The record the event is about; `None` for [`Event::Ready`].
+    pub fn row(&self) -> Option<&Row> {
         match self {
-            Event::Up(r) | Event::Update { row: r, .. } | Event::Down { row: r, .. } => r,
+            Event::Up(r) | Event::Update { row: r, .. } | Event::Down { row: r, .. } => Some(r),
+            Event::Ready { .. } => None,
         }
     }
 }
@@ -274,6 +285,7 @@ mod tests {
                 Event::Down { row, reason } => {
                     format!("down {} {reason:?}", row.record.session_id)
                 }
+                Event::Ready { count } => format!("ready {count}"),
             })
             .collect()
     }

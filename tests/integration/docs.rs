@@ -5,6 +5,8 @@ use std::path::Path;
 
 use crate::harness::*;
 
+mod examples;
+
 /// The fenced block that follows `<!-- check: NAME -->` in a docs page.
 pub(crate) fn example(page: &str, name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -23,6 +25,44 @@ pub(crate) fn example(page: &str, name: &str) -> String {
 
 fn keys(v: &serde_json::Value) -> BTreeSet<String> {
     v.as_object().unwrap().keys().cloned().collect()
+}
+
+/// Every file under `dir` (recursively) whose name ends with one of `exts`.
+fn files_under(dir: &Path, exts: &[&str], out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            files_under(&p, exts, out);
+        } else if exts.iter().any(|x| p.to_string_lossy().ends_with(x)) {
+            out.push(p);
+        }
+    }
+}
+
+/// The repository documents itself: no page, comment or message points to a
+/// design document that is not in it.
+#[test]
+fn nothing_refers_to_a_design_document_outside_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md")];
+    files_under(
+        &root.join("docs"),
+        &[".md", ".1", ".service", ".timer", ".plist"],
+        &mut files,
+    );
+    files_under(&root.join("src"), &[".rs"], &mut files);
+    assert!(files.len() > 20, "{files:?}");
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            assert!(
+                !line.contains("DESIGN") && !line.contains('§'),
+                "{}:{}: {line}",
+                f.display(),
+                n + 1
+            );
+        }
+    }
 }
 
 #[test]
@@ -89,6 +129,27 @@ fn refresh_expire_and_doctor_examples_have_the_printed_shape() {
 }
 
 #[test]
+fn watch_example_has_the_printed_shape() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s", &[]);
+    let row = a.run(&["list", "--json"]).success().stdout;
+    let row = serde_json::from_str::<serde_json::Value>(&row).unwrap()[0].to_string();
+    let events: Vec<JsonEvent> = example("json-output.md", "watch")
+        .lines()
+        .map(|l| JsonEvent::parse(&l.replace("{…}", &row)))
+        .collect();
+    let initial = events
+        .iter()
+        .take_while(|e| e.initial == Some(true))
+        .count();
+    assert_eq!(events[initial].event, "ready");
+    assert_eq!(events[initial].count, Some(initial));
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (1..=events.len() as u64).collect::<Vec<_>>());
+}
+
+#[test]
 fn configuration_example_is_valid() {
     let w = World::new();
     let a = w.bare_device("a");
@@ -122,23 +183,142 @@ fn config_init_writes_the_documented_example() {
     assert_eq!(written.trim(), example("configuration.md", "init").trim());
 }
 
+/// `config init` sets nothing, and uncommenting its defaults (every
+/// `# key = value` before the commented example profile, but the example
+/// `dir`) changes nothing that `config show` prints.
 #[test]
-fn systemd_units_verify() {
+fn config_init_pins_no_default_and_states_each_one() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    let builtin = a.run(&["config", "show"]).success().stdout;
+    a.run(&["config", "init"]).success();
+    let written = std::fs::read_to_string(a.config_path()).unwrap();
+    let table: toml::Table = toml::from_str(&written).unwrap();
+    assert_eq!(
+        table.to_string().trim(),
+        "[profiles.default]",
+        "config init set a value"
+    );
+    let mut uncommented = String::new();
+    let mut keys = BTreeSet::new();
+    let mut in_defaults = true;
+    for line in written.lines() {
+        in_defaults &= !line.starts_with("# [profiles.");
+        match line.strip_prefix("# ") {
+            Some(setting)
+                if in_defaults && setting.contains(" = ") && !setting.starts_with("dir ") =>
+            {
+                keys.insert(setting.split(' ').next().unwrap().to_string());
+                uncommented.push_str(setting);
+            }
+            _ => uncommented.push_str(line),
+        }
+        uncommented.push('\n');
+    }
+    a.write_config(&uncommented);
+    let stated = a.run(&["config", "show"]).success().stdout;
+    let settings = |s: &str| s.lines().skip(1).map(String::from).collect::<Vec<_>>();
+    assert_eq!(settings(&stated), settings(&builtin));
+    // Every setting `config show` prints, `dir` aside, has its default stated.
+    for line in settings(&builtin).iter().filter(|l| l.contains(" = ")) {
+        let key = line.split(' ').next().unwrap();
+        assert!(key == "dir" || keys.contains(key), "no default for {key}");
+    }
+}
+
+/// What README and configuration.md say `--all-profiles` means: for `list`
+/// every label in the selected profile's directory and no other directory,
+/// for `refresh` every profile's directory.
+#[test]
+fn all_profiles_means_labels_for_list_and_directories_for_refresh() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    let d1 = w.tmp.path().join("d1").display().to_string();
+    let d2 = w.tmp.path().join("d2").display().to_string();
+    a.write_config(&format!(
+        "[profiles.default]\ndir = {d1:?}\n[profiles.side]\ndir = {d1:?}\n\
+         [profiles.work]\ndir = {d2:?}\n"
+    ));
+    let owner = std::process::id().to_string();
+    a.publish("here", &["--owner-pid", &owner]);
+    a.publish("label", &["--owner-pid", &owner, "--profile", "side"]);
+    a.publish("there", &["--owner-pid", &owner, "--profile", "work"]);
+    assert_eq!(sessions(&a.list(&[])), ["here"]);
+    let mut all = sessions(&a.list(&["--all-profiles"]));
+    all.sort();
+    assert_eq!(all, ["here", "label"]);
+    let refreshed = |args: &[&str]| a.json::<JsonRefresh>(args).refreshed;
+    assert_eq!(refreshed(&["refresh", "--json"]), 1);
+    assert_eq!(refreshed(&["refresh", "--json", "--all-profiles"]), 3);
+}
+
+/// The install recipe of lifecycle.md, run as written (with a `systemctl`
+/// that only notes its arguments) from the repository's root: it installs
+/// the units with the `presence` found on PATH, and `systemd-analyze verify`
+/// accepts them.
+#[test]
+fn systemd_units_install_as_documented_and_verify() {
+    use std::os::unix::fs::PermissionsExt;
     let systemd_analyze = require_tool("systemd-analyze");
     let w = World::new();
-    let units = w.tmp.path().join("units");
-    std::fs::create_dir(&units).unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/systemd");
+    let a = w.bare_device("a");
+    let fake = w.tmp.path().join("fake-bin");
+    std::fs::create_dir(&fake).unwrap();
+    let calls = w.tmp.path().join("systemctl-calls");
+    let systemctl = fake.join("systemctl");
+    std::fs::write(
+        &systemctl,
+        format!("#!/bin/sh\necho \"$*\" >> '{}'\n", calls.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&systemctl, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_presence"));
+    let path = format!(
+        "{}:{}:{}",
+        fake.display(),
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = run_ok(
+        a.program("sh")
+            .arg("-ec")
+            .arg(example("lifecycle.md", "systemd"))
+            .env("PATH", path)
+            .current_dir(root),
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&calls).unwrap(),
+        "--user daemon-reload\n\
+         --user enable --now presence-refresh.timer presence-expire.timer\n"
+    );
+
+    let installed = a.root.join("home/.config/systemd/user");
     let mut files = Vec::new();
-    for e in std::fs::read_dir(&src).unwrap() {
-        let p = e.unwrap().path();
-        // Point ExecStart at the binary under test; everything else as shipped.
-        let text = std::fs::read_to_string(&p)
-            .unwrap()
-            .replace("%h/.cargo/bin/presence", env!("CARGO_BIN_EXE_presence"));
-        let dest = units.join(p.file_name().unwrap());
-        std::fs::write(&dest, text).unwrap();
-        files.push(dest);
+    for e in std::fs::read_dir(root.join("docs/systemd")).unwrap() {
+        let name = e.unwrap().file_name();
+        let shipped = std::fs::read_to_string(root.join("docs/systemd").join(&name)).unwrap();
+        let text = std::fs::read_to_string(installed.join(&name)).unwrap();
+        for (s, t) in shipped.lines().zip(text.lines()) {
+            match s.strip_prefix("ExecStart=") {
+                // Shipped with a bare name, installed with the absolute path.
+                Some(cmd) => {
+                    assert!(cmd.starts_with("presence "), "{s}");
+                    assert_eq!(
+                        t,
+                        format!("ExecStart={}{}", bin.display(), &cmd["presence".len()..])
+                    );
+                }
+                None => assert_eq!(s, t),
+            }
+        }
+        assert_eq!(shipped.lines().count(), text.lines().count());
+        files.push(installed.join(name));
     }
     files.sort();
     assert_eq!(files.len(), 4);
@@ -207,6 +387,13 @@ fn the_gateway_hook_example_works() {
     assert_eq!(rows[0].pid, owner.id());
     run(&["end", "gw-1"]);
     assert!(a.list(&[]).is_empty());
+    // Called wrongly, under `set -u` too: the usage line, exit 2.
+    for args in [&[][..], &["stop"][..]] {
+        let out = a.program("sh").arg(&hook).args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.starts_with("usage: "), "{args:?}: {stderr}");
+    }
     let mut owner = owner;
     owner.kill().unwrap();
     owner.wait().unwrap();
@@ -229,4 +416,174 @@ fn the_prompt_segment_example_works() {
     a.publish("build-7", &[]);
     a.publish("chat-2", &[]);
     assert_eq!(run(), "[2 live: chat-2 build-7] ");
+}
+
+/// The `(program, package)` pairs of scripts/test's `tools` list.
+fn set_up_tools() -> Vec<(String, String)> {
+    let script =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/test"))
+            .unwrap();
+    let list = &script[script.find("\ntools=(\n").expect("tools=( in scripts/test")..];
+    let list = &list[..list.find("\n)\n").unwrap()];
+    list.lines()
+        .filter_map(|l| l.trim().strip_prefix('"'))
+        .map(|l| {
+            let mut words = l.split_whitespace();
+            (words.next().unwrap().into(), words.next().unwrap().into())
+        })
+        .collect()
+}
+
+#[test]
+fn scripts_test_knows_every_tool_the_tests_use() {
+    let listed = set_up_tools();
+    for (tool, package) in TOOLS {
+        assert!(
+            listed.iter().any(|(t, p)| t == tool && p == package),
+            "scripts/test does not install {tool} ({package}), which tests require"
+        );
+    }
+    // libfaketime comes with the faketime package.
+    assert!(
+        listed
+            .iter()
+            .any(|(t, p)| t == "faketime" && p == "faketime")
+    );
+}
+
+/// A fresh machine, imitated with a PATH that lacks syncthing (and fakes of
+/// apt-get and cargo that note their calls): `--check` fails with the
+/// install line; as root, the script installs and then runs `cargo test
+/// --locked ARGS`; as another user, it prints `sudo apt-get …` and fails
+/// without calling either. With this machine's PATH nothing is missing.
+#[test]
+fn scripts_test_installs_what_is_missing_or_says_how() {
+    use std::os::unix::fs::PermissionsExt;
+    let (bash, unshare, setpriv) = (
+        require_tool("bash"),
+        require_tool("unshare"),
+        require_tool("setpriv"),
+    );
+    let syncthing = require_tool("syncthing");
+    let w = World::new();
+    let root = w.tmp.path();
+    // Others must reach the copy of the script and the fakes (see below).
+    std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let repo = root.join("repo");
+    std::fs::create_dir_all(repo.join("scripts")).unwrap();
+    let script = repo.join("scripts/test");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/test"),
+        &script,
+    )
+    .unwrap();
+    let bin = root.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let real_path = std::env::var_os("PATH").unwrap_or_default();
+    for (tool, _) in set_up_tools() {
+        let found = std::env::split_paths(&real_path)
+            .map(|d| d.join(&tool))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("{tool} is not installed: run scripts/test"));
+        if tool != "syncthing" {
+            std::os::unix::fs::symlink(found, bin.join(&tool)).unwrap();
+        }
+    }
+    let log = root.join("calls");
+    let fake = |name: &str, body: &str| {
+        let p = bin.join(name);
+        std::fs::write(
+            &p,
+            format!("#!/bin/sh\necho \"{name} $*\" >> \"$LOG\"\n{body}"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    fake("cargo", "");
+    fake(
+        "apt-get",
+        "[ \"$DEBIAN_FRONTEND\" = noninteractive ] || exit 9\n\
+         [ \"$1\" = install ] && /bin/ln -s \"$REAL\" \"$BIN/syncthing\"\nexit 0\n",
+    );
+    let run = |wrapper: &[&std::ffi::OsStr], args: &[&str]| {
+        let mut cmd = match wrapper.split_first() {
+            Some((program, rest)) => {
+                let mut c = std::process::Command::new(program);
+                c.args(rest).arg(&bash);
+                c
+            }
+            None => std::process::Command::new(&bash),
+        };
+        cmd.arg(&script)
+            .args(args)
+            .env_clear()
+            .env("PATH", &bin)
+            .env("LOG", &log)
+            .env("BIN", &bin)
+            .env("REAL", &syncthing)
+            .current_dir(root);
+        let out = cmd.output().unwrap();
+        let calls = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_file(&log);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            calls,
+        )
+    };
+    let is_root = rustix::process::geteuid().is_root();
+    let sudo = if is_root { "" } else { "sudo " };
+    let line = "apt-get install -y --no-install-recommends syncthing";
+    let direct: &[&std::ffi::OsStr] = &[];
+
+    let (code, stderr, calls) = run(direct, &["--check"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("\n    {sudo}{line}\n")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("not installed: syncthing\n"), "{stderr}");
+    assert_eq!(calls, "");
+
+    // Root (of a user namespace, if need be): installs, then tests.
+    let as_root: &[&std::ffi::OsStr] = &[
+        unshare.as_os_str(),
+        "--user".as_ref(),
+        "--map-root-user".as_ref(),
+    ];
+    let (code, stderr, calls) = run(as_root, &["--test", "integration", "some_test"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        calls,
+        format!(
+            "apt-get update\napt-get {}\ncargo test --locked --test integration some_test\n",
+            &line[8..]
+        )
+    );
+    std::fs::remove_file(bin.join("syncthing")).unwrap();
+
+    // Another user: the line to run, and nothing run.
+    let nobody: &[&std::ffi::OsStr] = &[
+        setpriv.as_os_str(),
+        "--reuid=65534".as_ref(),
+        "--regid=65534".as_ref(),
+        "--clear-groups".as_ref(),
+    ];
+    let (code, stderr, calls) = run(if is_root { nobody } else { direct }, &[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    // (More may be missing for that user: tools installed under root's home.)
+    assert!(stderr.contains(&format!("\n    sudo {line}")), "{stderr}");
+    assert_eq!(calls, "");
+
+    // This machine runs the tests, so it has everything.
+    let out = run_ok(
+        std::process::Command::new(&bash)
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/test"))
+            .arg("--check"),
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "scripts/test: every program the tests use is installed\n"
+    );
 }

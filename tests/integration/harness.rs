@@ -177,13 +177,18 @@ pub fn run_ok(cmd: &mut Command) -> Output {
     out
 }
 
-/// The external tools the tests use, with the Debian package of each.
-const TOOLS: &[(&str, &str)] = &[
+/// The external tools the tests use, with the Debian package of each
+/// (scripts/test installs them; a test checks that it knows each one).
+pub const TOOLS: &[(&str, &str)] = &[
     ("syncthing", "syncthing"),
     ("systemd-analyze", "systemd"),
     ("python3", "python3"),
     ("script", "bsdutils"),
     ("unshare", "util-linux"),
+    ("setpriv", "util-linux"),
+    ("bash", "bash"),
+    ("jq", "jq"),
+    ("hostname", "hostname"),
     ("mkfifo", "coreutils"),
     ("timeout", "coreutils"),
     ("kill", "procps"),
@@ -194,7 +199,7 @@ const TOOLS: &[(&str, &str)] = &[
 /// Fails the test because `what` is missing: a test that needs a tool never
 /// skips, or a machine without it would pass without testing anything.
 pub fn missing(what: &str, package: &str) -> ! {
-    panic!("{what} is required for this test: apt-get install -y {package} (or run .ci/run)")
+    panic!("{what} is required for this test: apt-get install -y {package} (or run scripts/test)")
 }
 
 /// The path of the external program `name` on PATH; fails the test when it
@@ -354,12 +359,17 @@ with_record_fields! {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JsonEvent {
-    /// `up`, `update` or `down`.
+    /// `up`, `update`, `down` or `ready`.
     pub event: String,
     pub seq: u64,
     pub epoch: String,
     pub time: f64,
-    pub record: JsonRow,
+    /// On every event but `ready` (see [`JsonEvent::row`]).
+    #[serde(default)]
+    pub record: Option<JsonRow>,
+    /// Only on `ready`: the size of the initial live set.
+    #[serde(default)]
+    pub count: Option<usize>,
     /// Only on the lines of the initial live set, and then `true`.
     #[serde(default)]
     pub initial: Option<bool>,
@@ -376,10 +386,27 @@ impl JsonEvent {
     /// event it belongs to.
     pub fn parse(line: &str) -> JsonEvent {
         let e: JsonEvent = parse_json(line, "watch --json");
+        let about_a_record = e.record.is_some() && e.count.is_none();
         let fits = match e.event.as_str() {
-            "up" => e.reason.is_none() && e.changed.is_none() && e.initial != Some(false),
-            "update" => e.reason.is_none() && e.changed.is_some() && e.initial.is_none(),
-            "down" => e.reason.is_some() && e.changed.is_none() && e.initial.is_none(),
+            "up" => {
+                about_a_record
+                    && e.reason.is_none()
+                    && e.changed.is_none()
+                    && e.initial != Some(false)
+            }
+            "update" => {
+                about_a_record && e.reason.is_none() && e.changed.is_some() && e.initial.is_none()
+            }
+            "down" => {
+                about_a_record && e.reason.is_some() && e.changed.is_none() && e.initial.is_none()
+            }
+            "ready" => {
+                e.record.is_none()
+                    && e.count.is_some()
+                    && e.reason.is_none()
+                    && e.changed.is_none()
+                    && e.initial.is_none()
+            }
             _ => false,
         };
         assert!(
@@ -387,6 +414,18 @@ impl JsonEvent {
             "watch --json: fields that do not fit the event: {line}"
         );
         e
+    }
+
+    /// The record of an `up`, `update` or `down`.
+    pub fn row(&self) -> &JsonRow {
+        self.record
+            .as_ref()
+            .unwrap_or_else(|| panic!("a `{}` event has no record", self.event))
+    }
+
+    /// The session the event is about; `None` for `ready`.
+    pub fn session(&self) -> Option<&str> {
+        self.record.as_ref().map(|r| r.session_id.as_str())
     }
 }
 
@@ -482,7 +521,7 @@ fn require_tool_finds_an_executable_and_passes_over_other_files() {
 
 #[test]
 #[should_panic(
-    expected = "syncthing is required for this test: apt-get install -y syncthing (or run .ci/run)"
+    expected = "syncthing is required for this test: apt-get install -y syncthing (or run scripts/test)"
 )]
 fn require_tool_fails_the_test_when_the_tool_is_missing() {
     let w = World::new();

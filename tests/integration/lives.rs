@@ -223,7 +223,7 @@ fn a_late_copy_of_an_ended_life_never_comes_up_in_watch() {
     // The initial set is printed before anything else: wait for m1 in it.
     let deadline = Instant::now() + Duration::from_secs(10);
     while !next(Duration::from_secs(10))
-        .is_some_and(|e| e.event == "up" && e.record.session_id == "m1")
+        .is_some_and(|e| e.event == "up" && e.session() == Some("m1"))
     {
         assert!(Instant::now() < deadline, "no `up m1` from watch");
     }
@@ -234,7 +234,7 @@ fn a_late_copy_of_an_ended_life_never_comes_up_in_watch() {
     b.publish("m2", &[]);
     let deadline = Instant::now() + Duration::from_secs(10);
     while !next(Duration::from_secs(10))
-        .is_some_and(|e| e.event == "up" && e.record.session_id == "m2")
+        .is_some_and(|e| e.event == "up" && e.session() == Some("m2"))
     {
         assert!(Instant::now() < deadline, "no `up m2` from watch");
     }
@@ -250,7 +250,7 @@ fn a_late_copy_of_an_ended_life_never_comes_up_in_watch() {
     }
     let revived: Vec<&JsonEvent> = events
         .iter()
-        .filter(|e| e.record.session_id == "s1" && e.event != "down")
+        .filter(|e| e.session() == Some("s1") && e.event != "down")
         .collect();
     assert!(
         revived.is_empty(),

@@ -733,14 +733,12 @@ fn syncthing_watch_on_b_sees_a_publish_and_clear() {
             }
         }
     });
-    std::thread::sleep(Duration::from_millis(300));
+    let ready = JsonEvent::parse(&rx.recv_timeout(Duration::from_secs(30)).unwrap());
+    assert_eq!((ready.event.as_str(), ready.count), ("ready", Some(0)));
     let start = Instant::now();
     p.pa.publish("watched", &[]);
     let up = JsonEvent::parse(&rx.recv_timeout(Duration::from_secs(30)).unwrap());
-    assert_eq!(
-        (up.event.as_str(), up.record.session_id.as_str()),
-        ("up", "watched")
-    );
+    assert_eq!((up.event.as_str(), up.session()), ("up", Some("watched")));
     report("8 publish on A -> up event on B", start.elapsed());
     let start = Instant::now();
     p.pa.run(&["clear", "--session", "watched"]).success();
@@ -1073,7 +1071,7 @@ fn syncthing_a_third_device_rejoining_through_b_never_shows_the_dead_session() {
     let events: Vec<(String, String)> = rx
         .try_iter()
         .map(|l| JsonEvent::parse(&l))
-        .filter(|e| e.record.session_id == "relayed")
+        .filter(|e| e.session() == Some("relayed"))
         .map(|e| (e.event, e.reason.unwrap_or_default()))
         .collect();
     assert_eq!(

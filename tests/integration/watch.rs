@@ -61,7 +61,10 @@ impl Stream {
 }
 
 fn summary(e: &JsonEvent) -> String {
-    let mut s = format!("{} {}@{}", e.event, e.record.session_id, e.record.host);
+    if let Some(count) = e.count {
+        return format!("{} {count}", e.event);
+    }
+    let mut s = format!("{} {}@{}", e.event, e.row().session_id, e.row().host);
     if let Some(r) = &e.reason {
         s.push_str(&format!(" {r}"));
     }
@@ -87,14 +90,17 @@ fn scenario(poll: bool) {
     assert_eq!(first.seq, 1);
     // The record has the shape of a `list --json` element: `JsonEvent`
     // reads it as a `JsonRow`.
-    assert_eq!(first.record.file, b.list(&[]).remove(0).file);
+    assert_eq!(first.row().file, b.list(&[]).remove(0).file);
+    let ready = s.json();
+    assert_eq!(summary(&ready), "ready 1");
+    assert_eq!((ready.seq, &ready.epoch), (2, &first.epoch));
 
     a.publish("s1", &["--title", "one"]);
     let e = s.json();
     assert_eq!(summary(&e), format!("up s1@{host}"));
-    assert_eq!(e.seq, 2);
+    assert_eq!(e.seq, 3);
     assert_eq!(e.epoch, first.epoch);
-    assert!(!e.record.local);
+    assert!(!e.row().local);
     a.publish("s1", &["--title", "two"]);
     assert_eq!(summary(&s.json()), format!("update s1@{host} title"));
     a.publish("s1", &["--title", "two"]);
@@ -105,7 +111,7 @@ fn scenario(poll: bool) {
     b.publish("mine", &["--ttl", "1s"]);
     let up = s.json();
     assert_eq!(summary(&up), format!("up mine@{host}"));
-    assert!(up.record.local);
+    assert!(up.row().local);
     let down = s.json();
     assert_eq!(summary(&down), format!("down mine@{host} expired"));
 
@@ -128,6 +134,67 @@ fn watch_json_in_poll_mode() {
     scenario(true);
 }
 
+/// `ready` follows exactly the initial `up` lines, counts them, and comes
+/// before any change, also when the directory is empty and when a record
+/// arrives while the watcher starts.
+#[test]
+fn watch_json_says_ready_after_exactly_the_initial_set() {
+    let w = World::new();
+    let (a, b) = (w.device("a"), w.device("b"));
+    std::fs::create_dir_all(w.shared()).unwrap();
+    let s = Stream::start(&b, &["watch", "--json"]);
+    let ready = s.json();
+    assert_eq!(summary(&ready), "ready 0");
+    assert_eq!(ready.seq, 1);
+    a.publish("later", &[]);
+    let host = a.list(&[]).remove(0).host;
+    let up = s.json();
+    assert_eq!(summary(&up), format!("up later@{host}"));
+    assert_eq!((up.seq, up.initial), (2, None));
+    s.stop();
+
+    // Three live sessions (one of them b's own), one ended, one expired.
+    a.publish("x2", &[]);
+    b.publish("x3", &[]);
+    a.publish("ended", &[]);
+    a.run(&["clear", "--session", "ended"]).success();
+    a.publish("expired", &["--ttl", "1s"]);
+    std::thread::sleep(Duration::from_millis(1200));
+    let s = Stream::start(&b, &["watch", "--json"]);
+    // Published while the watcher starts: in the initial set or after
+    // `ready`, never both, never missing.
+    a.publish("racer", &[]);
+    let mut initial = Vec::new();
+    let ready = loop {
+        let e = s.json();
+        if e.event == "ready" {
+            break e;
+        }
+        assert_eq!((e.event.as_str(), e.initial), ("up", Some(true)), "{e:?}");
+        assert_eq!(e.seq, initial.len() as u64 + 1);
+        initial.push(e.row().session_id.clone());
+    };
+    assert_eq!(ready.count, Some(initial.len()));
+    assert_eq!(ready.seq, initial.len() as u64 + 1);
+    let mut want = vec!["later", "x2", "x3"];
+    if !initial.iter().any(|s| s == "racer") {
+        let e = s.json();
+        assert_eq!(summary(&e), format!("up racer@{host}"));
+        assert_eq!(e.initial, None);
+    } else {
+        want.push("racer");
+    }
+    initial.sort();
+    want.sort();
+    assert_eq!(initial, want);
+    a.publish("x4", &[]);
+    let e = s.json();
+    assert_eq!(summary(&e), format!("up x4@{host}"));
+    assert_eq!((e.initial, e.epoch), (None, ready.epoch));
+    let (code, stderr) = s.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
 #[test]
 fn watch_human_lines_and_a_vanishing_directory() {
     let w = World::new();
@@ -142,6 +209,8 @@ fn watch_human_lines_and_a_vanishing_directory() {
             && line.contains("hello"),
         "{line}"
     );
+    let ready = s.next();
+    assert!(ready.ends_with("  ready            1 live"), "{ready}");
     std::fs::remove_dir_all(w.shared()).unwrap();
     let mut child = s.child;
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -244,8 +313,9 @@ fn watchers_read_nothing_while_others_read_and_one_file_per_change() {
     {
         let table = args[0] == "list";
         let s = Stream::start(&b, args);
-        // The live set (with the records published in earlier rounds), and a header.
-        for _ in 0..100 + n + usize::from(table) {
+        // The live set (with the records published in earlier rounds), and
+        // a header or the `ready` line.
+        for _ in 0..100 + n + 1 {
             s.next();
         }
         let start = bytes_read(&s.child);
@@ -274,7 +344,7 @@ fn watchers_read_nothing_while_others_read_and_one_file_per_change() {
             assert!(lines.iter().any(|l| l.contains(&session)), "{lines:?}");
         } else {
             let v = s.json();
-            assert_eq!(v.record.session_id, session);
+            assert_eq!(v.row().session_id, session);
         }
         let change = bytes_read(&s.child) - start - idle;
         assert!(
@@ -300,6 +370,7 @@ fn watch_never_brings_up_a_late_copy_of_a_dead_session_from_a_known_writer() {
     write_record(&dir, "other.live.json", &rec("live", now(), 90.0));
     let s = Stream::start(&a, &["watch", "--json"]);
     assert_eq!(summary(&s.json()), "up live@other");
+    assert_eq!(summary(&s.json()), "ready 1");
     // A second arrival, seconds later: the watcher learns the writer's clock.
     std::thread::sleep(Duration::from_millis(2500));
     write_record(&dir, "other.live.json", &rec("live", now(), 90.0));
@@ -313,7 +384,7 @@ fn watch_never_brings_up_a_late_copy_of_a_dead_session_from_a_known_writer() {
             Ok(line) => {
                 let e = JsonEvent::parse(&line);
                 assert!(
-                    e.record.session_id != "dead",
+                    e.session() != Some("dead"),
                     "a dead session came up: {line}"
                 );
             }
