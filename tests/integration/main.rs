@@ -14,5 +14,6 @@ mod lives;
 mod no_panic;
 mod redact;
 mod syncthing;
+mod table;
 mod terminal;
 mod watch;
