@@ -325,7 +325,7 @@ fn watch(ctx: &Ctx, args: &ListArgs, template: Option<&Template>) -> anyhow::Res
         out.flush()?;
         let drawn = std::time::Instant::now();
         loop {
-            if sub.rx.try_recv().is_ok() {
+            if sub.rx.try_recv().is_ok() || reader_gone() {
                 return Ok(Exit::Ok);
             }
             // Redraw on events, and a table on a terminal every second as
@@ -337,4 +337,19 @@ fn watch(ctx: &Ctx, args: &ListArgs, template: Option<&Template>) -> anyhow::Res
             }
         }
     }
+}
+
+/// Whether stdout is a pipe whose reader has gone. A status bar that
+/// restarts closes its end and starts a new watcher; this one would only
+/// learn of it at its next write, which may be hours away.
+fn reader_gone() -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let stdout = std::io::stdout();
+    let mut fds = [PollFd::new(&stdout, PollFlags::empty())];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    matches!(poll(&mut fds, Some(&now)), Ok(n) if n > 0)
+        && fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP)
 }

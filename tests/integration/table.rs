@@ -382,3 +382,42 @@ fn watch_format_prints_a_line_per_change() {
     assert_eq!(s.next(), "s1:waiting");
     s.stop();
 }
+
+#[test]
+fn a_watcher_whose_reader_left_exits() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &[]);
+    for args in [
+        &["list", "--watch", "--count"][..],
+        &["list", "--watch", "--format", "{session_id}"][..],
+        &["list", "--watch"][..],
+    ] {
+        let mut child = a
+            .cmd()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        out.read_line(&mut first).unwrap();
+        assert!(!first.is_empty(), "{args:?}");
+        // A status bar restarts: it closes its end, and nothing changes.
+        drop(out);
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                panic!("{args:?} still runs 5 s after its reader left");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(status.code(), Some(0), "{args:?}");
+    }
+}
