@@ -713,7 +713,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__list)
-            opts="-v -q -h --json --all --include-expired --all-profiles --host --client --session --watch --format --count --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --json --all --include-expired --all-profiles --host --client --session --watch --format --count --sort --reverse --no-trunc --no-header --color --profile --config --dir --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -733,6 +733,14 @@ _presence() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sort)
+                    COMPREPLY=($(compgen -W "started seen host client status title" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --profile)

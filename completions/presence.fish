@@ -80,7 +80,16 @@ complete -c presence -n "__fish_presence_using_subcommand publish" -s h -l help 
 complete -c presence -n "__fish_presence_using_subcommand list" -l host -d 'Only records from this host' -r
 complete -c presence -n "__fish_presence_using_subcommand list" -l client -d 'Only records of this client (or source)' -r
 complete -c presence -n "__fish_presence_using_subcommand list" -l session -d 'Only records of this session id or key' -r
-complete -c presence -n "__fish_presence_using_subcommand list" -l format -d 'Print each row through a template of `list --json` field names, e.g. \'{client}@{host} {title}\' ({{ and }} for braces)' -r
+complete -c presence -n "__fish_presence_using_subcommand list" -l format -d 'Print each row through a template of `list --json` field names and {metadata.KEY}, e.g. \'{client}@{host} {title}\' ({{ and }} for braces, \\t and \\n for a tab and a newline); with --watch, the rows of each change on one line, separated by spaces' -r
+complete -c presence -n "__fish_presence_using_subcommand list" -l sort -d 'Order the rows by KEY (names A to Z ignoring case, empty ones last; ties by start time, then session id)' -r -f -a "started\t'Start time, newest first'
+seen\t'When the record last arrived or changed here, newest first'
+host\t'Host, A to Z'
+client\t'Client (or source), A to Z'
+status\t'Status word, A to Z'
+title\t'Title, A to Z'"
+complete -c presence -n "__fish_presence_using_subcommand list" -l color -d 'When to colour the table' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set; CLICOLOR_FORCE=1 also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand list" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand list" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand list" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
@@ -88,15 +97,27 @@ complete -c presence -n "__fish_presence_using_subcommand list" -l json -d 'Prin
 complete -c presence -n "__fish_presence_using_subcommand list" -l all -d 'Show every record: also ended, expired and superseded ones, each marked'
 complete -c presence -n "__fish_presence_using_subcommand list" -l include-expired -d 'Also show sessions whose newest record is ended or expired'
 complete -c presence -n "__fish_presence_using_subcommand list" -l all-profiles -d 'Show the records of every label in this profile\'s directory, not only those its `show` names (other profiles\' directories are not read)'
-complete -c presence -n "__fish_presence_using_subcommand list" -l watch -d 'Redraw the table on every change until interrupted'
+complete -c presence -n "__fish_presence_using_subcommand list" -l watch -d 'Print again on every change until interrupted: the table is redrawn; with --count or --format, one line per change (for status bars)'
 complete -c presence -n "__fish_presence_using_subcommand list" -l count -d 'Print only the number of rows (for prompts and status bars)'
+complete -c presence -n "__fish_presence_using_subcommand list" -l reverse -d 'Reverse the order'
+complete -c presence -n "__fish_presence_using_subcommand list" -l no-trunc -d 'Never cut or hide a column to fit the terminal'
+complete -c presence -n "__fish_presence_using_subcommand list" -l no-header -d 'Leave out the table\'s header line'
 complete -c presence -n "__fish_presence_using_subcommand list" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand list" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand list" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l host -d 'Only records from this host' -r
 complete -c presence -n "__fish_presence_using_subcommand ls" -l client -d 'Only records of this client (or source)' -r
 complete -c presence -n "__fish_presence_using_subcommand ls" -l session -d 'Only records of this session id or key' -r
-complete -c presence -n "__fish_presence_using_subcommand ls" -l format -d 'Print each row through a template of `list --json` field names, e.g. \'{client}@{host} {title}\' ({{ and }} for braces)' -r
+complete -c presence -n "__fish_presence_using_subcommand ls" -l format -d 'Print each row through a template of `list --json` field names and {metadata.KEY}, e.g. \'{client}@{host} {title}\' ({{ and }} for braces, \\t and \\n for a tab and a newline); with --watch, the rows of each change on one line, separated by spaces' -r
+complete -c presence -n "__fish_presence_using_subcommand ls" -l sort -d 'Order the rows by KEY (names A to Z ignoring case, empty ones last; ties by start time, then session id)' -r -f -a "started\t'Start time, newest first'
+seen\t'When the record last arrived or changed here, newest first'
+host\t'Host, A to Z'
+client\t'Client (or source), A to Z'
+status\t'Status word, A to Z'
+title\t'Title, A to Z'"
+complete -c presence -n "__fish_presence_using_subcommand ls" -l color -d 'When to colour the table' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set; CLICOLOR_FORCE=1 also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand ls" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand ls" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
@@ -104,11 +125,14 @@ complete -c presence -n "__fish_presence_using_subcommand ls" -l json -d 'Print 
 complete -c presence -n "__fish_presence_using_subcommand ls" -l all -d 'Show every record: also ended, expired and superseded ones, each marked'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l include-expired -d 'Also show sessions whose newest record is ended or expired'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l all-profiles -d 'Show the records of every label in this profile\'s directory, not only those its `show` names (other profiles\' directories are not read)'
-complete -c presence -n "__fish_presence_using_subcommand ls" -l watch -d 'Redraw the table on every change until interrupted'
+complete -c presence -n "__fish_presence_using_subcommand ls" -l watch -d 'Print again on every change until interrupted: the table is redrawn; with --count or --format, one line per change (for status bars)'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l count -d 'Print only the number of rows (for prompts and status bars)'
+complete -c presence -n "__fish_presence_using_subcommand ls" -l reverse -d 'Reverse the order'
+complete -c presence -n "__fish_presence_using_subcommand ls" -l no-trunc -d 'Never cut or hide a column to fit the terminal'
+complete -c presence -n "__fish_presence_using_subcommand ls" -l no-header -d 'Leave out the table\'s header line'
 complete -c presence -n "__fish_presence_using_subcommand ls" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand ls" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand ls" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand ls" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand show" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand show" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand show" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F

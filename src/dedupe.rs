@@ -80,11 +80,6 @@ impl PartialEq for Rank<'_> {
 
 impl Eq for Rank<'_> {}
 
-/// Total order of recency: `Greater` means `a` is newer than `b`.
-pub(crate) fn newer(a: (&Record, &str), b: (&Record, &str)) -> Ordering {
-    Rank::of(a.0, a.1).cmp(&Rank::of(b.0, b.1))
-}
-
 /// A group key as one string: the three parts of [`Record::group_key`]
 /// joined by NULs (one allocation per file instead of three).
 pub(crate) fn group_id((profile, client, target): (&str, &str, &str)) -> Box<str> {

@@ -368,6 +368,21 @@ impl Row {
         }
     }
 
+    /// The order of a listing: `started_at`, newest first (a record without
+    /// one last), then session id, then file name. Unlike `updated_at`,
+    /// none of these changes when a session is refreshed, so a row keeps its
+    /// place from one listing to the next.
+    pub fn listing_order(&self, other: &Row) -> std::cmp::Ordering {
+        listing_order(
+            (self.record.started_at, &self.record.session_id, &self.file),
+            (
+                other.record.started_at,
+                &other.record.session_id,
+                &other.file,
+            ),
+        )
+    }
+
     /// The names of the fields of a row's JSON form (`list --json`), for
     /// templates: the record's fields, the computed ones, and the two that
     /// only losers of `--all` carry.
@@ -399,7 +414,8 @@ impl Row {
 pub struct Listing {
     /// Whether the directory exists.
     pub dir_exists: bool,
-    /// Rows, newest first (with `--all`, each group's losers after its winner).
+    /// Rows in [`Row::listing_order`] (with `--all`, each group's losers
+    /// after its winner, newest first).
     pub rows: Vec<Row>,
     /// Files that were not records.
     pub skipped: Vec<Skipped>,
@@ -747,8 +763,9 @@ impl Registry {
         }
     }
 
-    /// Lists the directory at `now`: newest first, deduped, live only unless
-    /// the options say otherwise. Records are redacted for display.
+    /// Lists the directory at `now`: deduped, live only unless the options
+    /// say otherwise, in [`Row::listing_order`] (newest start first).
+    /// Records are redacted for display.
     pub fn list(&self, opts: ListOptions, now: f64) -> Result<Listing> {
         if opts.all {
             return self.list_all(opts, now);
@@ -766,9 +783,9 @@ impl Registry {
     }
 
     /// Like [`list`](Self::list) without `all`, but hands the rows to `each`
-    /// one at a time, newest first, parsing each record only when its turn
-    /// comes, so that memory follows the directory's groups rather than the
-    /// rows (a listing can be streamed out). `each` returns `false` to stop.
+    /// one at a time, in [`Row::listing_order`], parsing each record only
+    /// when its turn comes, so that memory follows the directory's groups
+    /// rather than the rows (a listing can be streamed out). `each` returns `false` to stop.
     /// Returns whether the directory exists and the files passed over.
     pub fn list_each(
         &self,
@@ -809,6 +826,8 @@ impl Registry {
                 kind: raw.kind,
                 stamp: raw.stamp,
                 bytes: raw.bytes.into(),
+                started_at: probe.started_at,
+                session_id: crate::record::clip(probe.session_id()).into(),
             });
             let life = Digest::life(probe.instance_id(), probe.session_id(), probe.started_at);
             reducer.add(Digest::group(probe.group_key()), life, copy);
@@ -823,14 +842,21 @@ impl Registry {
             learned.merge(&samples, now);
         }
         self.remember_clocks(&clocks, &learned, now);
-        for group in reducer.finish() {
-            if !opts.include_expired && group.state != State::Live {
-                continue;
-            }
-            let winner = group.winner;
-            let Some(k) = winner.item else { continue };
+        let mut groups: Vec<(Box<str>, Kept, State)> = reducer
+            .finish()
+            .into_iter()
+            .filter(|g| opts.include_expired || g.state == State::Live)
+            .filter_map(|g| Some((g.winner.file, g.winner.item?, g.state)))
+            .collect();
+        groups.sort_by(|a, b| {
+            listing_order(
+                (a.1.started_at, &a.1.session_id, &a.0),
+                (b.1.started_at, &b.1.session_id, &b.0),
+            )
+        });
+        for (file, k, state) in groups {
             let raw = store::Raw {
-                file: &winner.file,
+                file: &file,
                 kind: k.kind,
                 ctime: k.stamp.ctime(),
                 stamp: k.stamp,
@@ -839,13 +865,13 @@ impl Registry {
             match raw.parse() {
                 Ok(entry) => {
                     let mut row = self.row(entry, &own, now, &clocks);
-                    row.mark_life(group.state);
+                    row.mark_life(state);
                     if !each(row) {
                         break;
                     }
                 }
                 Err(reason) => report.skipped.push(store::Skipped {
-                    file: winner.file.to_string(),
+                    file: file.to_string(),
                     reason,
                 }),
             }
@@ -877,7 +903,7 @@ impl Registry {
             copy.item = Some(e);
             reducer.add(key, life, copy);
         }
-        let mut rows = Vec::new();
+        let mut groups: Vec<Vec<Row>> = Vec::new();
         for group in reducer.finish() {
             if !opts.include_expired && group.state != State::Live && !opts.all {
                 continue;
@@ -888,7 +914,7 @@ impl Registry {
             let winner_file = winner.file.clone();
             let mut row = self.row(winner, &own, now, &clocks);
             row.mark_life(group.state);
-            rows.push(row);
+            let mut rows = vec![row];
             for (copy, why) in group.losers {
                 let Some(e) = copy.item else { continue };
                 let mut r = self.row(e, &own, now, &clocks);
@@ -899,11 +925,13 @@ impl Registry {
                 r.lost_because = Some(why);
                 rows.push(r);
             }
+            groups.push(rows);
         }
+        groups.sort_by(|a, b| a[0].listing_order(&b[0]));
         self.remember_clocks(&clocks, &learned, now);
         Ok(Listing {
             dir_exists: scan.exists,
-            rows,
+            rows: groups.into_iter().flatten().collect(),
             skipped: scan.skipped,
         })
     }
@@ -1136,11 +1164,24 @@ enum ClearStep {
     Changed,
 }
 
+/// [`Row::listing_order`] on its keys: `(started_at, session_id, file)`.
+fn listing_order(a: (Option<f64>, &str, &str), b: (Option<f64>, &str, &str)) -> std::cmp::Ordering {
+    let started = |t: Option<f64>| t.unwrap_or(f64::NEG_INFINITY);
+    started(b.0)
+        .total_cmp(&started(a.0))
+        .then_with(|| a.1.cmp(b.1))
+        .then_with(|| a.2.cmp(b.2))
+}
+
 /// A file kept for listing, parsed once the scan is over.
 struct Kept {
     kind: NameKind,
     stamp: store::Stamp,
     bytes: Box<[u8]>,
+    /// The listing order's keys, so that rows can be put in order before
+    /// they are parsed.
+    started_at: Option<f64>,
+    session_id: Box<str>,
 }
 
 /// Ids are never rewritten: one that looks like a credential is refused.
@@ -1156,4 +1197,32 @@ pub(crate) fn refuse_credential_ids(record: &Record) -> Result<()> {
 
 fn round_ms(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listing_order_is_newest_start_then_id_then_file() {
+        let keys = [
+            (None, "a", "f"),
+            (Some(10.0), "b", "f"),
+            (Some(20.0), "z", "f"),
+            (Some(10.0), "a", "g"),
+            (Some(10.0), "a", "f"),
+        ];
+        let mut sorted = keys.to_vec();
+        sorted.sort_by(|a, b| listing_order(*a, *b));
+        assert_eq!(
+            sorted,
+            [
+                (Some(20.0), "z", "f"),
+                (Some(10.0), "a", "f"),
+                (Some(10.0), "a", "g"),
+                (Some(10.0), "b", "f"),
+                (None, "a", "f"),
+            ]
+        );
+    }
 }

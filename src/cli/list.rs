@@ -1,12 +1,36 @@
-//! `presence list`: the live sessions, newest first, as a table or JSON.
+//! `presence list`: the live sessions, newest start first, as a table,
+//! JSON, one line per row or a count — once, or again on every change
+//! (`--watch`).
 
-use std::io::Write;
+use std::cmp::Ordering;
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
 
 use anyhow::Context as _;
-use clap::Args;
+use clap::{Args, ValueEnum};
 use presence::{ListOptions, Registry, Row, Skipped};
+use signal_hook::consts::{SIGINT, SIGTERM};
 
-use super::{Ctx, Exit, output};
+use super::output::{self, ColorWhen, TableStyle};
+use super::template::Template;
+use super::{Ctx, Exit, signals};
+
+/// `--sort`: what orders the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SortKey {
+    /// Start time, newest first
+    Started,
+    /// When the record last arrived or changed here, newest first
+    Seen,
+    /// Host, A to Z
+    Host,
+    /// Client (or source), A to Z
+    Client,
+    /// Status word, A to Z
+    Status,
+    /// Title, A to Z
+    Title,
+}
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
@@ -31,16 +55,35 @@ pub struct ListArgs {
     /// Only records of this session id or key
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// Redraw the table on every change until interrupted
-    #[arg(long, conflicts_with_all = ["json", "all", "include_expired", "format", "count"])]
+    /// Print again on every change until interrupted: the table is redrawn;
+    /// with --count or --format, one line per change (for status bars)
+    #[arg(long, conflicts_with_all = ["json", "all", "include_expired"])]
     pub watch: bool,
-    /// Print each row through a template of `list --json` field names,
-    /// e.g. '{client}@{host} {title}' ({{ and }} for braces)
+    /// Print each row through a template of `list --json` field names and
+    /// {metadata.KEY}, e.g. '{client}@{host} {title}' ({{ and }} for braces,
+    /// \t and \n for a tab and a newline); with --watch, the rows of each
+    /// change on one line, separated by spaces
     #[arg(long, value_name = "TEMPLATE", conflicts_with_all = ["json", "count"])]
     pub format: Option<String>,
     /// Print only the number of rows (for prompts and status bars)
     #[arg(long, conflicts_with = "json")]
     pub count: bool,
+    /// Order the rows by KEY (names A to Z ignoring case, empty ones last;
+    /// ties by start time, then session id)
+    #[arg(long, value_enum, value_name = "KEY", default_value_t = SortKey::Started)]
+    pub sort: SortKey,
+    /// Reverse the order
+    #[arg(long)]
+    pub reverse: bool,
+    /// Never cut or hide a column to fit the terminal
+    #[arg(long)]
+    pub no_trunc: bool,
+    /// Leave out the table's header line
+    #[arg(long)]
+    pub no_header: bool,
+    /// When to colour the table
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
 }
 
 impl ListArgs {
@@ -56,6 +99,62 @@ impl ListArgs {
                 .as_ref()
                 .is_none_or(|s| &r.session_id == s || &r.session_key == s)
     }
+
+    /// Whether the rows come from the library in the order asked for.
+    fn library_order(&self) -> bool {
+        self.sort == SortKey::Started && !self.reverse
+    }
+
+    /// Puts `rows` in the order asked for. With `--all`, a group's losers
+    /// follow its winner, whatever the order.
+    fn sort(&self, rows: &mut Vec<Row>) {
+        if self.library_order() {
+            return;
+        }
+        let mut groups: Vec<Vec<Row>> = Vec::new();
+        for row in rows.drain(..) {
+            match groups.last_mut() {
+                Some(group) if row.superseded_by.is_some() => group.push(row),
+                _ => groups.push(vec![row]),
+            }
+        }
+        groups.sort_by(|a, b| {
+            let o = compare(self.sort, &a[0], &b[0]);
+            if self.reverse { o.reverse() } else { o }
+        });
+        rows.extend(groups.into_iter().flatten());
+    }
+
+    fn style(&self) -> TableStyle {
+        TableStyle {
+            width: if self.no_trunc {
+                None
+            } else {
+                output::terminal_width()
+            },
+            color: output::color(self.color),
+            header: !self.no_header,
+            now: presence::unix_now(),
+        }
+    }
+}
+
+/// The order of `--sort key`; ties in the listing order.
+fn compare(key: SortKey, a: &Row, b: &Row) -> Ordering {
+    // Names A to Z ignoring case; an empty one last.
+    let name = |x: &str, y: &str| {
+        (x.is_empty(), x.to_lowercase(), x).cmp(&(y.is_empty(), y.to_lowercase(), y))
+    };
+    let (ra, rb) = (&a.record, &b.record);
+    let first = match key {
+        SortKey::Started => Ordering::Equal,
+        SortKey::Seen => a.age_s.total_cmp(&b.age_s),
+        SortKey::Host => name(&ra.host, &rb.host),
+        SortKey::Client => name(output::client_of(a), output::client_of(b)),
+        SortKey::Status => name(&ra.status, &rb.status),
+        SortKey::Title => name(&ra.title, &rb.title),
+    };
+    first.then_with(|| a.listing_order(b))
 }
 
 /// Reports on stderr what a listing passed over.
@@ -132,26 +231,23 @@ fn stream_json(
 }
 
 pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<Exit> {
+    let template = args.format.as_deref().map(Template::parse).transpose()?;
     if args.watch {
-        return super::watch::list_watch(ctx, args.all_profiles, |r| args.keeps(r));
+        return watch(ctx, &args, template.as_ref());
     }
     let registry = ctx.registry()?;
     let mut opts = ListOptions::default();
     opts.include_expired = args.include_expired;
     opts.all = args.all;
     opts.all_profiles = args.all_profiles;
-    let template = args
-        .format
-        .as_deref()
-        .map(super::template::Template::parse)
-        .transpose()?;
-    if args.json && !args.all {
+    if args.json && !args.all && args.library_order() {
         return stream_json(ctx, &registry, &args, opts);
     }
     let mut listing = registry
         .list(opts, presence::unix_now())
         .with_context(|| format!("cannot list {}", registry.profile().dir.display()))?;
     listing.rows.retain(|r| args.keeps(r));
+    args.sort(&mut listing.rows);
     report(ctx, &registry, listing.dir_exists, &listing.skipped);
     for row in &listing.rows {
         warn_redacted(ctx, &registry, row);
@@ -175,13 +271,85 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<Exit> {
             eprintln!("{}", super::safe(&msg));
         }
     } else {
-        output::table(
-            &mut out,
-            &listing.rows,
-            output::terminal_width(),
-            output::color_stdout(),
-        )?;
+        output::table(&mut out, &listing.rows, args.style())?;
     }
     out.flush()?;
     Ok(Exit::Ok)
+}
+
+/// How long the watch loop blocks before it looks for a signal.
+const TICK: Duration = Duration::from_millis(100);
+
+/// `list --watch`: the table, redrawn in place on a terminal, appended as
+/// snapshots separated by a blank line otherwise; with `--count` or
+/// `--format`, one line each time it changes, which is what status bars
+/// read (waybar, polybar, i3blocks, tmux).
+fn watch(ctx: &Ctx, args: &ListArgs, template: Option<&Template>) -> anyhow::Result<Exit> {
+    let sub = signals::subscribe(&[SIGINT, SIGTERM])?;
+    let mut watcher = super::watch::start(ctx, None, args.all_profiles)?;
+    let lines = args.count || template.is_some();
+    let tty = std::io::stdout().is_terminal();
+    let mut out = std::io::stdout().lock();
+    let mut first = true;
+    let mut last: Option<String> = None;
+    loop {
+        let mut rows: Vec<Row> = watcher
+            .live()
+            .into_iter()
+            .filter(|r| args.keeps(r))
+            .collect();
+        args.sort(&mut rows);
+        if lines {
+            let line = match template {
+                Some(t) => rows
+                    .iter()
+                    .map(|r| t.render(r))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                None => rows.len().to_string(),
+            };
+            if last.as_ref() != Some(&line) {
+                writeln!(out, "{line}")?;
+                last = Some(line);
+            }
+        } else {
+            if tty {
+                // Home, clear screen: a plain redraw.
+                write!(out, "\x1b[H\x1b[2J")?;
+            } else if !first {
+                writeln!(out)?;
+            }
+            output::table(&mut out, &rows, args.style())?;
+        }
+        first = false;
+        out.flush()?;
+        let drawn = std::time::Instant::now();
+        loop {
+            if sub.rx.try_recv().is_ok() || reader_gone() {
+                return Ok(Exit::Ok);
+            }
+            // Redraw on events, and a table on a terminal every second as
+            // well so that its relative times stay true.
+            let events = watcher.next_events(TICK, presence::unix_now)?;
+            let tick = !lines && tty && drawn.elapsed() >= Duration::from_secs(1);
+            if !events.is_empty() || tick {
+                break;
+            }
+        }
+    }
+}
+
+/// Whether stdout is a pipe whose reader has gone. A status bar that
+/// restarts closes its end and starts a new watcher; this one would only
+/// learn of it at its next write, which may be hours away.
+fn reader_gone() -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let stdout = std::io::stdout();
+    let mut fds = [PollFd::new(&stdout, PollFlags::empty())];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    matches!(poll(&mut fds, Some(&now)), Ok(n) if n > 0)
+        && fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP)
 }

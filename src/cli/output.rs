@@ -8,9 +8,51 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::safe;
 
-/// Whether to color stdout: only on a terminal, never with `NO_COLOR`.
+/// `--color`: when to colour human output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorWhen {
+    /// On a terminal, unless NO_COLOR is set; CLICOLOR_FORCE=1 also into a pipe
+    #[default]
+    Auto,
+    /// Always, also into a pipe (for a pager: less -R)
+    Always,
+    /// Never
+    Never,
+}
+
+/// Whether to color stdout when nothing on the command line says (`auto`).
 pub fn color_stdout() -> bool {
-    io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    color(ColorWhen::Auto)
+}
+
+/// Whether to color stdout under `when`, with this process's environment.
+pub fn color(when: ColorWhen) -> bool {
+    decide_color(when, io::stdout().is_terminal(), |k| std::env::var_os(k))
+}
+
+/// The colour policy. A flag on the command line is the most specific
+/// wish and wins; then `NO_COLOR` (set and not empty: no colour, see
+/// no-color.org); then `CLICOLOR_FORCE` (set, not empty and not `0`:
+/// colour even into a pipe, for `less -R`); else colour only on a terminal
+/// that is not `TERM=dumb`.
+fn decide_color(
+    when: ColorWhen,
+    tty: bool,
+    env: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> bool {
+    match when {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => {
+            if env("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+                false
+            } else if env("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0") {
+                true
+            } else {
+                tty && env("TERM").is_none_or(|t| t != "dumb")
+            }
+        }
+    }
 }
 
 /// `12s`, `3m`, `2h`, `5d` — the largest unit that fits, rounded down.
@@ -46,26 +88,74 @@ pub fn ago(secs: f64) -> String {
     }
 }
 
-const HEADERS: [&str; 8] = [
-    "SESSION", "STATUS", "CLIENT", "HOST", "PROFILE", "SEEN", "EXPIRES", "TITLE",
+const HEADERS: [&str; 9] = [
+    "SESSION", "STATUS", "CLIENT", "HOST", "PROFILE", "UP", "SEEN", "EXPIRES", "TITLE",
 ];
-/// Narrowest each column may be squeezed to, in the order they give way.
-const SQUEEZE: [(usize, usize); 5] = [(7, 12), (0, 14), (2, 8), (3, 8), (4, 8)];
-/// Columns hidden, in this order, when squeezing is not enough.
-const HIDE: [usize; 5] = [4, 2, 6, 3, 5];
+const SESSION: usize = 0;
+const STATUS: usize = 1;
+const CLIENT: usize = 2;
+const HOST: usize = 3;
+const PROFILE: usize = 4;
+const UP: usize = 5;
+const SEEN: usize = 6;
+const EXPIRES: usize = 7;
+const TITLE: usize = 8;
 
-fn cells(row: &Row) -> [String; 8] {
+/// One way a too-wide table gives way.
+#[derive(Debug, Clone, Copy)]
+enum Give {
+    /// Cut the column's cells to this many columns (with `…`), no fewer.
+    Squeeze(usize, usize),
+    /// Leave the column out.
+    Hide(usize),
+}
+
+/// How a table gives way on a narrow terminal, in this order, until it
+/// fits: the title first, then the columns that matter least; the session
+/// id last of all, so that an id is only ever cut when it alone is wider
+/// than the terminal.
+const GIVE_WAY: [Give; 14] = [
+    Give::Squeeze(TITLE, 12),
+    Give::Hide(PROFILE),
+    Give::Squeeze(CLIENT, 10),
+    Give::Squeeze(HOST, 12),
+    Give::Hide(EXPIRES),
+    Give::Hide(SEEN),
+    Give::Hide(CLIENT),
+    Give::Hide(UP),
+    Give::Squeeze(TITLE, 5),
+    Give::Hide(TITLE),
+    Give::Squeeze(HOST, 6),
+    Give::Hide(HOST),
+    Give::Hide(STATUS),
+    Give::Squeeze(SESSION, 1),
+];
+
+/// Seconds since the session started, on this machine's clock (`started_at`
+/// is the writer's: its learned offset is taken off; a start that looks
+/// to come is shown as 0). None for a record without `started_at`.
+pub fn up_s(row: &Row, now: f64) -> Option<f64> {
+    let started = row.record.started_at? - row.writer_offset_s.unwrap_or(0.0);
+    Some((now - started).max(0.0))
+}
+
+/// The client, or the source for a record that names no client.
+pub fn client_of(row: &Row) -> &str {
+    let r = &row.record;
+    if r.client.is_empty() {
+        &r.source
+    } else {
+        &r.client
+    }
+}
+
+fn cells(row: &Row, now: f64) -> [String; 9] {
     let r = &row.record;
     let session = format!(
         "{}{}",
         if row.local { "*" } else { " " },
         safe(&r.session_id)
     );
-    let client = if r.client.is_empty() {
-        &r.source
-    } else {
-        &r.client
-    };
     let expires = if row.superseded_by.is_some() {
         "superseded".to_string()
     } else if row.live {
@@ -77,9 +167,10 @@ fn cells(row: &Row) -> [String; 8] {
     [
         session,
         safe(&r.status).into_owned(),
-        safe(client).into_owned(),
+        safe(client_of(row)).into_owned(),
         safe(&r.host).into_owned(),
         safe(&r.profile).into_owned(),
+        up_s(row, now).map_or_else(String::new, short_duration),
         ago(row.age_s),
         expires,
         safe(&r.title).into_owned(),
@@ -106,9 +197,8 @@ fn fit(s: &str, width: usize) -> String {
 }
 
 /// Visible columns and their widths for `rows` within `max` terminal columns
-/// (None: no limit). Long cells give way first (TITLE, then SESSION, then the
-/// names, down to a minimum); if that is not enough, whole columns are hidden.
-fn layout(rows: &[[String; 8]], max: Option<usize>) -> Vec<(usize, usize)> {
+/// (None: no limit), given way as [`GIVE_WAY`] says.
+fn layout(rows: &[[String; 9]], max: Option<usize>) -> Vec<(usize, usize)> {
     let mut w = HEADERS.map(|h| h.width());
     for r in rows {
         for (i, c) in r.iter().enumerate() {
@@ -122,34 +212,46 @@ fn layout(rows: &[[String; 8]], max: Option<usize>) -> Vec<(usize, usize)> {
     let total = |cols: &[(usize, usize)]| {
         cols.iter().map(|c| c.1).sum::<usize>() + 2 * cols.len().saturating_sub(1)
     };
-    for (col, min) in SQUEEZE {
+    for give in GIVE_WAY {
         let excess = total(&cols).saturating_sub(max);
         if excess == 0 {
-            return cols;
-        }
-        if let Some(c) = cols.iter_mut().find(|c| c.0 == col) {
-            c.1 = c.1.saturating_sub(excess).max(min.min(c.1));
-        }
-    }
-    for hide in HIDE {
-        if total(&cols) <= max {
             break;
         }
-        cols.retain(|c| c.0 != hide);
+        match give {
+            Give::Squeeze(col, min) => {
+                if let Some(c) = cols.iter_mut().find(|c| c.0 == col) {
+                    c.1 = c.1.saturating_sub(excess).max(min.min(c.1));
+                }
+            }
+            Give::Hide(col) => cols.retain(|c| c.0 != col),
+        }
+    }
+    // Hiding a column may have freed more room than the title gave up.
+    let room = max.saturating_sub(total(&cols));
+    if let Some(c) = cols.iter_mut().find(|c| c.0 == TITLE) {
+        c.1 = w[TITLE].min(c.1 + room);
     }
     cols
 }
 
-/// Writes the table. `width`: the terminal's width, or None when not a terminal.
-pub fn table(
-    out: &mut impl Write,
-    rows: &[Row],
-    width: Option<usize>,
-    color: bool,
-) -> io::Result<()> {
-    let texts: Vec<[String; 8]> = rows.iter().map(cells).collect();
-    let cols = layout(&texts, width);
-    let line = |cells: &[String; 8]| -> String {
+/// How to draw a table.
+#[derive(Debug, Clone, Copy)]
+pub struct TableStyle {
+    /// The terminal's width; None: no limit (not a terminal, or `--no-trunc`).
+    pub width: Option<usize>,
+    /// Colour the header and the rows by status.
+    pub color: bool,
+    /// Print the header line.
+    pub header: bool,
+    /// The time that `UP` counts to.
+    pub now: f64,
+}
+
+/// Writes the table.
+pub fn table(out: &mut impl Write, rows: &[Row], style: TableStyle) -> io::Result<()> {
+    let texts: Vec<[String; 9]> = rows.iter().map(|r| cells(r, style.now)).collect();
+    let cols = layout(&texts, style.width);
+    let line = |cells: &[String; 9]| -> String {
         let mut s = String::new();
         for (n, &(i, w)) in cols.iter().enumerate() {
             let c = fit(&cells[i], w);
@@ -160,15 +262,17 @@ pub fn table(
         }
         s.trim_end().to_string()
     };
-    let header = line(&HEADERS.map(String::from));
-    if color {
-        writeln!(out, "\x1b[1m{header}\x1b[0m")?;
-    } else {
-        writeln!(out, "{header}")?;
+    if style.header {
+        let header = line(&HEADERS.map(String::from));
+        if style.color {
+            writeln!(out, "\x1b[1m{header}\x1b[0m")?;
+        } else {
+            writeln!(out, "{header}")?;
+        }
     }
     for (row, text) in rows.iter().zip(&texts) {
         let l = line(text);
-        let style = if !color {
+        let color = if !style.color {
             ""
         } else if !row.live {
             "\x1b[2m"
@@ -180,10 +284,10 @@ pub fn table(
                 _ => "",
             }
         };
-        if style.is_empty() {
+        if color.is_empty() {
             writeln!(out, "{l}")?;
         } else {
-            writeln!(out, "{style}{l}\x1b[0m")?;
+            writeln!(out, "{color}{l}\x1b[0m")?;
         }
     }
     Ok(())
@@ -220,16 +324,17 @@ mod tests {
         assert_eq!(fit("日本語テキスト", 5), "日本…");
     }
 
-    fn row() -> [String; 8] {
+    fn row(id: &str, title_len: usize) -> [String; 9] {
         [
-            "*session-1".to_string(),
-            "idle".into(),
+            format!("*{id}"),
+            "working".into(),
             "terminal".into(),
             "laptop".into(),
             "default".into(),
+            "12m".into(),
             "1s ago".into(),
             "in 89s".into(),
-            "x".repeat(200),
+            "x".repeat(title_len),
         ]
     }
 
@@ -237,26 +342,66 @@ mod tests {
         cols.iter().map(|c| c.1).sum::<usize>() + 2 * (cols.len() - 1)
     }
 
-    #[test]
-    fn layout_squeezes_title_first() {
-        let cols = layout(&[row()], Some(80));
-        assert_eq!(width_of(&cols), 80);
-        assert_eq!(cols.len(), 8);
-        assert_eq!(cols[0], (0, 10));
-        assert_eq!(layout(&[row()], None)[7], (7, 200));
+    fn shown(cols: &[(usize, usize)]) -> Vec<&'static str> {
+        cols.iter().map(|c| HEADERS[c.0]).collect()
     }
 
     #[test]
-    fn layout_hides_columns_on_narrow_terminals() {
-        let cols = layout(&[row()], Some(50));
-        assert!(width_of(&cols) <= 50, "{cols:?}");
-        let shown: Vec<usize> = cols.iter().map(|c| c.0).collect();
-        assert!(
-            !shown.contains(&4) && shown.contains(&0) && shown.contains(&7),
-            "{shown:?}"
-        );
-        // At the extreme, SESSION, STATUS and TITLE remain.
-        let tiny = layout(&[row()], Some(20));
-        assert_eq!(tiny.iter().map(|c| c.0).collect::<Vec<_>>(), [0, 1, 7]);
+    fn layout_squeezes_the_title_first() {
+        let rows = [row("s-20261130-a1", 200)];
+        let cols = layout(&rows, Some(100));
+        assert_eq!(width_of(&cols), 100);
+        assert_eq!(cols.len(), 9);
+        assert_eq!(cols[SESSION], (SESSION, 14));
+        assert_eq!(layout(&rows, None)[TITLE], (TITLE, 200));
+        // Nothing gives way when everything fits.
+        let narrow = [row("s1", 5)];
+        assert_eq!(layout(&narrow, Some(200)), layout(&narrow, None));
+    }
+
+    #[test]
+    fn narrow_terminals_keep_ids_and_hosts_whole() {
+        let rows = [row("s-20261130-a1", 200), row("gw-7f2", 3)];
+        let cols = layout(&rows, Some(40));
+        assert!(width_of(&cols) <= 40, "{cols:?}");
+        assert_eq!(shown(&cols), ["SESSION", "STATUS", "HOST", "TITLE"]);
+        assert_eq!(cols[0], (SESSION, 14), "the id is whole");
+        assert_eq!(cols[2], (HOST, 6), "the host is whole");
+        // The title takes back what hiding a column freed.
+        assert_eq!(width_of(&layout(&rows, Some(60))), 60);
+        // Down to the id alone, whole while it fits.
+        let cols = layout(&rows, Some(15));
+        assert_eq!(shown(&cols), ["SESSION"]);
+        assert_eq!(cols[0].1, 14);
+        // Cut only when the id alone is wider than the terminal.
+        assert_eq!(layout(&rows, Some(10)), [(SESSION, 10)]);
+    }
+
+    #[test]
+    fn colour_policy() {
+        use std::ffi::OsString;
+        let env = |pairs: &'static [(&str, &str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        let (auto, always, never) = (ColorWhen::Auto, ColorWhen::Always, ColorWhen::Never);
+        assert!(decide_color(auto, true, env(&[])));
+        assert!(!decide_color(auto, false, env(&[])));
+        assert!(!decide_color(auto, true, env(&[("NO_COLOR", "1")])));
+        assert!(decide_color(auto, true, env(&[("NO_COLOR", "")])));
+        assert!(!decide_color(auto, true, env(&[("TERM", "dumb")])));
+        assert!(decide_color(auto, false, env(&[("CLICOLOR_FORCE", "1")])));
+        assert!(!decide_color(auto, false, env(&[("CLICOLOR_FORCE", "0")])));
+        assert!(!decide_color(
+            auto,
+            false,
+            env(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")])
+        ));
+        assert!(decide_color(always, false, env(&[("NO_COLOR", "1")])));
+        assert!(!decide_color(never, true, env(&[("CLICOLOR_FORCE", "1")])));
     }
 }

@@ -84,6 +84,9 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<Exit> {
             &r.device_id
         },
     )?;
+    if let Some(up) = output::up_s(&row, presence::unix_now()) {
+        line("up", &output::short_duration(up))?;
+    }
     line("seen", &output::ago(row.age_s))?;
     if let Some(c) = row.claimed_age_s {
         line("updated", &format!("{} (writer's clock)", output::ago(c)))?;

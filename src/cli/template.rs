@@ -1,5 +1,8 @@
 //! `list --format TEMPLATE`: `{field}` placeholders with the names of the
-//! `list --json` fields; `{{` and `}}` stand for braces.
+//! `list --json` fields, `{metadata.KEY}` for one metadata entry; `{{` and
+//! `}}` stand for braces, `\t`, `\n` and `\\` for a tab, a newline and a
+//! backslash. Every value is printed through [`safe`], so a tab or a
+//! newline in the output only ever comes from the template itself.
 
 use presence::Row;
 
@@ -9,6 +12,7 @@ use super::{UsageError, safe};
 enum Part {
     Text(String),
     Field(String),
+    Meta(String),
 }
 
 /// A parsed, checked template.
@@ -31,18 +35,56 @@ impl Template {
                     chars.next();
                     lit.push('}');
                 }
-                '{' => {
-                    let name: String = chars.by_ref().take_while(|&c| c != '}').collect();
-                    if !valid.contains(&name) {
+                '\\' => match chars.next() {
+                    Some('t') => lit.push('\t'),
+                    Some('n') => lit.push('\n'),
+                    Some('\\') => lit.push('\\'),
+                    other => {
+                        // Said in words: error messages are printed
+                        // through `safe`, which doubles backslashes.
+                        let after = other.map_or("the end".into(), |c| format!("'{c}'"));
                         return Err(UsageError(format!(
-                            "--format: unknown field '{{{name}}}'; valid fields: {}",
-                            valid.join(", ")
+                            "--format: a backslash followed by {after}; a backslash escapes \
+                             only t (tab), n (newline) and another backslash"
                         )));
                     }
+                },
+                '{' => {
+                    let mut name = String::new();
+                    let mut closed = false;
+                    for c in chars.by_ref() {
+                        if c == '}' {
+                            closed = true;
+                            break;
+                        }
+                        name.push(c);
+                    }
+                    if !closed {
+                        return Err(UsageError(format!(
+                            "--format: '{{{name}' is not closed (write '}}' after the field name, \
+                             or '{{{{' for a brace)"
+                        )));
+                    }
+                    let part = match name.strip_prefix("metadata.") {
+                        Some("") => {
+                            return Err(UsageError(
+                                "--format: '{metadata.}' names no key; write {metadata.KEY}".into(),
+                            ));
+                        }
+                        Some(key) => Part::Meta(key.to_string()),
+                        None if valid.contains(&name) => Part::Field(name),
+                        None => {
+                            return Err(UsageError(format!(
+                                "--format: unknown field '{{{name}}}'; valid fields: {}, \
+                                 metadata.KEY",
+                                valid.join(", ")
+                            )));
+                        }
+                    };
                     if !lit.is_empty() {
                         parts.push(Part::Text(std::mem::take(&mut lit)));
                     }
-                    parts.push(Part::Field(name));
+                    parts.push(part);
                 }
                 '}' => {
                     return Err(UsageError(
@@ -59,7 +101,11 @@ impl Template {
     }
 
     pub fn render(&self, row: &Row) -> String {
-        let value = serde_json::to_value(row).unwrap_or_default();
+        let value = if self.0.iter().any(|p| matches!(p, Part::Field(_))) {
+            serde_json::to_value(row).unwrap_or_default()
+        } else {
+            serde_json::Value::Null
+        };
         let mut out = String::new();
         for part in &self.0 {
             match part {
@@ -69,6 +115,11 @@ impl Template {
                     Some(serde_json::Value::Null) | None => {}
                     Some(other) => out.push_str(&safe(&other.to_string())),
                 },
+                Part::Meta(key) => {
+                    if let Some(v) = row.record.metadata.get(key) {
+                        out.push_str(&safe(v));
+                    }
+                }
             }
         }
         out
@@ -84,6 +135,9 @@ mod tests {
         r.client = "gateway".into();
         r.host = "laptop".into();
         r.title = "Fix {it}".into();
+        r.metadata.insert("branch".into(), "main".into());
+        r.metadata
+            .insert("evil".into(), "\x1b]52;c;QQ==\x07".into());
         r.seq = 3;
         Row {
             record: r,
@@ -117,5 +171,32 @@ mod tests {
         );
         assert!(Template::parse("a } b").is_err());
         assert!(Template::parse("{{literal}}").is_ok());
+    }
+
+    #[test]
+    fn unclosed_and_empty_placeholders_are_usage_errors() {
+        for bad in [
+            "{title",
+            "x {",
+            "{metadata.branch",
+            "{metadata.}",
+            "{}",
+            "a\\q",
+            "end\\",
+        ] {
+            assert!(Template::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+        let err = Template::parse("{title").unwrap_err().0;
+        assert!(err.contains("not closed"), "{err}");
+    }
+
+    #[test]
+    fn metadata_keys_and_escapes() {
+        let t =
+            Template::parse("{session_id}\\t{metadata.branch}|{metadata.none}|\\\\\\n").unwrap();
+        assert_eq!(t.render(&row()), "s1\tmain||\\\n");
+        // A value from another device is escaped like every field.
+        let t = Template::parse("{metadata.evil}").unwrap();
+        assert_eq!(t.render(&row()), "\\e]52;c;QQ==\\x07");
     }
 }

@@ -1,8 +1,7 @@
-//! `presence watch` (an event stream) and `presence list --watch` (a table
-//! redrawn on each change). The library's watcher computes the events; this
-//! file only prints them.
+//! `presence watch`: an event stream. The library's watcher computes the
+//! events; this file only prints them. (`list --watch` is in `list.rs`.)
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -10,7 +9,7 @@ use clap::Args;
 use presence::{Event, MIN_POLL, Registry, Row, WatchOptions, Watcher};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
-use super::{Ctx, Exit, output, safe, signals};
+use super::{Ctx, Exit, safe, signals};
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
@@ -192,47 +191,4 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> anyhow::Result<Exit> {
         }
     }
     Ok(Exit::Ok)
-}
-
-/// `list --watch`: the table, redrawn in place on a terminal, appended as
-/// snapshots separated by a blank line otherwise.
-pub fn list_watch(
-    ctx: &Ctx,
-    all_profiles: bool,
-    keep: impl Fn(&Row) -> bool,
-) -> anyhow::Result<Exit> {
-    let sub = signals::subscribe(&[SIGINT, SIGTERM])?;
-    let mut watcher = start(ctx, None, all_profiles)?;
-    let tty = std::io::stdout().is_terminal();
-    let mut out = std::io::stdout().lock();
-    let mut first = true;
-    loop {
-        let rows: Vec<Row> = watcher.live().into_iter().filter(|r| keep(r)).collect();
-        if tty {
-            // Home, clear screen: a plain redraw.
-            write!(out, "\x1b[H\x1b[2J")?;
-        } else if !first {
-            writeln!(out)?;
-        }
-        first = false;
-        output::table(
-            &mut out,
-            &rows,
-            output::terminal_width(),
-            output::color_stdout(),
-        )?;
-        out.flush()?;
-        let drawn = std::time::Instant::now();
-        loop {
-            if sub.rx.try_recv().is_ok() {
-                return Ok(Exit::Ok);
-            }
-            // Redraw on events, and on a terminal every second as well so
-            // that the relative times stay true.
-            let events = watcher.next_events(TICK, presence::unix_now)?;
-            if !events.is_empty() || (tty && drawn.elapsed() >= Duration::from_secs(1)) {
-                break;
-            }
-        }
-    }
 }

@@ -128,11 +128,9 @@ impl Snapshot {
     }
 }
 
-/// Sorts rows as `list` does: newest first.
+/// Sorts rows as `list` does: newest start first.
 pub(crate) fn newest_first(rows: &mut [Row]) {
-    rows.sort_by(|a, b| {
-        crate::dedupe::newer((&b.record, b.file.as_str()), (&a.record, a.file.as_str()))
-    });
+    rows.sort_by(Row::listing_order);
 }
 
 /// The fields compared for `update`.

@@ -330,12 +330,13 @@ fn conflict_copies_and_successors_collapse_and_all_shows_losers() {
         &rec("run2", t - 4.0, 1, "tmux://h/main"),
     );
     let rows = a.list(&[]);
-    assert_eq!(sessions(&rows), ["s1", "run2"]);
+    // Neither names a start time: in session id order.
+    assert_eq!(sessions(&rows), ["run2", "s1"]);
     assert_eq!(
-        rows[0].file,
+        rows[1].file,
         "h-feedface.s1.sync-conflict-20261130-101112-ABCDEFG.json"
     );
-    assert!(rows[0].conflict_copy);
+    assert!(rows[1].conflict_copy);
 
     let all = a.list(&["--all"]);
     assert_eq!(all.len(), 5);

@@ -15,5 +15,6 @@ mod no_panic;
 mod patch;
 mod redact;
 mod syncthing;
+mod table;
 mod terminal;
 mod watch;

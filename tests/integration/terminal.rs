@@ -1,8 +1,9 @@
-//! Hostile text on a real pseudo-terminal: records and file names planted
+//! On a real pseudo-terminal: hostile text — records and file names planted
 //! the way another device could plant them, carrying escape sequences,
 //! controls, bidi overrides and invisible characters, shown by every command
-//! that prints for a person. The only escape sequences that may reach the
-//! terminal are the tool's own colour codes (and `list --watch`'s redraw).
+//! that prints for a person (the only escape sequences that may reach the
+//! terminal are the tool's own colour codes and `list --watch`'s redraw) —
+//! and the table's fit to the terminal's width and its colour policy.
 
 use std::path::Path;
 use std::process::Command;
@@ -58,8 +59,13 @@ fn assert_clean(what: &str, raw: &str, redraw: bool) {
 /// Runs a shell `script` on a pseudo-terminal (util-linux `script`), in the
 /// device's environment, and returns what the terminal received.
 fn on_pty(dev: &Device, env: &[(&str, &str)], shell: &str) -> String {
+    on_pty_of(200, dev, env, shell)
+}
+
+/// [`on_pty`] on a terminal `cols` columns wide.
+fn on_pty_of(cols: usize, dev: &Device, env: &[(&str, &str)], shell: &str) -> String {
     let file = dev.root.join("cmd.sh");
-    std::fs::write(&file, format!("stty rows 40 cols 200\n{shell}\n")).unwrap();
+    std::fs::write(&file, format!("stty rows 40 cols {cols}\n{shell}\n")).unwrap();
     let mut cmd: Command = dev.program(require_tool("script"));
     cmd.env("TERM", "xterm-256color").args([
         "-qec",
@@ -199,4 +205,141 @@ fn json_output_keeps_exact_values() {
     want.sort();
     assert_eq!(got, want);
     assert_eq!(dev.show(&ids[0]).title, format!("title {}", PAYLOADS[0]));
+}
+
+/// Three sessions of other devices, with long titles.
+fn plant_table(dir: &Path) {
+    let t = now();
+    let rows = [
+        (
+            "s-20261130-a1",
+            "laptop",
+            "working",
+            "Refactor the parser for the new grammar, then the lexer",
+        ),
+        (
+            "gw-7f2",
+            "desktop",
+            "waiting",
+            "Review PR #412: the sync engine's conflict copies",
+        ),
+        ("chat-2a9f41", "nas", "idle", "Nightly release notes"),
+    ];
+    for (i, (id, host, status, title)) in rows.into_iter().enumerate() {
+        let rec = json!({
+            "version": 1, "session_id": id, "status": status, "title": title,
+            "client": "terminal", "host": host, "profile": "default",
+            "device_id": format!("dev{i}"), "instance_id": format!("{host}-dev{i}"),
+            "updated_at": t, "expires_at": t + 90.0, "started_at": t - 600.0 * i as f64,
+        });
+        write_record(dir, &format!("{host}-dev{i}.{id}.json"), &rec);
+    }
+}
+
+/// The lines a terminal shows, colour codes off.
+fn screen(raw: &str) -> Vec<String> {
+    let colour = regex::Regex::new(r"\x1b\[[0-9;]*m").unwrap();
+    colour
+        .replace_all(raw, "")
+        .replace("\r\n", "\n")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn width(line: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(line)
+}
+
+#[test]
+fn the_table_fits_40_and_200_columns_keeping_ids_whole() {
+    let w = World::new();
+    let dev = w.device("a");
+    plant_table(&w.shared());
+    let ids = ["s-20261130-a1", "gw-7f2", "chat-2a9f41"];
+
+    let narrow = screen(&on_pty_of(40, &dev, &[], "presence list"));
+    assert_eq!(narrow.len(), 4, "{narrow:#?}");
+    for line in &narrow {
+        assert!(width(line) <= 40, "wider than 40 columns: {line:?}");
+    }
+    let header: Vec<&str> = narrow[0].split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["SESSION", "STATUS", "HOST", "TITLE"],
+        "{narrow:#?}"
+    );
+    for (line, id) in narrow[1..].iter().zip(ids) {
+        assert!(
+            line.starts_with(&format!(" {id} ")),
+            "the id is cut: {line:?}"
+        );
+    }
+    assert!(
+        narrow[1].contains(" laptop ") && narrow[3].contains(" nas "),
+        "{narrow:#?}"
+    );
+    assert!(narrow[1].ends_with('…'), "the title gives way: {narrow:#?}");
+
+    let wide = screen(&on_pty_of(200, &dev, &[], "presence list"));
+    let header: Vec<&str> = wide[0].split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "SESSION", "STATUS", "CLIENT", "HOST", "PROFILE", "UP", "SEEN", "EXPIRES", "TITLE"
+        ]
+    );
+    assert!(wide[1].ends_with("then the lexer"), "{wide:#?}");
+    assert!(
+        wide[2].contains(" 10m ") && wide[3].contains(" 20m "),
+        "UP: {wide:#?}"
+    );
+    assert!(!wide.iter().any(|l| l.contains('…')), "{wide:#?}");
+
+    // --no-trunc: everything, whatever the width (the terminal wraps).
+    let raw = on_pty_of(40, &dev, &[], "presence list --no-trunc");
+    let all = screen(&raw);
+    assert!(
+        all[0].contains("PROFILE") && all[0].contains("EXPIRES"),
+        "{all:#?}"
+    );
+    assert!(all[1].ends_with("then the lexer"), "{all:#?}");
+    assert!(width(&all[1]) > 40);
+}
+
+#[test]
+fn colour_follows_the_flag_then_no_color_then_clicolor_force() {
+    let w = World::new();
+    let dev = w.device("a");
+    plant_table(&w.shared());
+    let bold = "\x1b[1mSESSION";
+    let green = "\x1b[32m s-20261130-a1";
+    // (shell, whether the output is coloured)
+    let cases = [
+        ("presence list", true),
+        ("NO_COLOR=1 presence list", false),
+        ("NO_COLOR= presence list", true),
+        ("TERM=dumb presence list", false),
+        ("presence list --color never", false),
+        ("NO_COLOR=1 presence list --color always", true),
+        // Into a pipe (a pager): plain, unless forced.
+        ("presence list | cat", false),
+        ("presence list --color always | cat", true),
+        ("CLICOLOR_FORCE=1 presence list | cat", true),
+        ("CLICOLOR_FORCE=0 presence list | cat", false),
+        ("CLICOLOR_FORCE=1 NO_COLOR=1 presence list | cat", false),
+        ("CLICOLOR_FORCE=1 presence list --color never | cat", false),
+    ];
+    for (shell, coloured) in cases {
+        let out = on_pty(&dev, &[], shell);
+        if coloured {
+            assert!(
+                out.contains(bold) && out.contains(green),
+                "{shell}: {out:?}"
+            );
+        } else {
+            assert!(!out.contains('\x1b'), "{shell}: {out:?}");
+            assert!(out.contains("SESSION"), "{shell}: {out:?}");
+        }
+    }
 }

@@ -13,7 +13,8 @@
 //! examples run, in order, on the device `laptop`, with bash (`pipefail`)
 //! and these variables set: `SESSION_ID`, `SESSION_KEY`, `TITLE`, `MODEL`,
 //! `GATEWAY_PID` (a live process), `USER`, `EDITOR`. An example must exit 0,
-//! or N when the comment lines right above it say `exit code N`.
+//! or N when the comment lines right above it (in a console block: its own
+//! trailing `# …` comment) say `exit code N`.
 //!
 //! Output is compared when shown: a table by its header and then cell by
 //! cell, except that a relative time (`3s ago`, `in 87s`, `5m`) only has to
@@ -215,9 +216,14 @@ fn examples(block: &Block) -> Vec<Example> {
         "console" => {
             for line in &block.lines {
                 if let Some(command) = line.strip_prefix("$ ") {
+                    // A trailing comment may say the status: `# exit code 2`.
+                    let status = command
+                        .split_once(" # ")
+                        .and_then(|(_, comment)| exit_code.captures(comment))
+                        .map_or(0, |c| c[1].parse().unwrap());
                     out.push(Example {
                         command: command.to_string(),
-                        status: 0,
+                        status,
                         output: Vec::new(),
                     });
                 } else if let Some(last) = out.last_mut() {
