@@ -69,7 +69,7 @@ pub enum Command {
     /// Publish this device's record of a session, or update the fields given
     #[command(after_help = help::PUBLISH)]
     Publish(publish::PublishCmd),
-    /// List live sessions, newest first
+    /// List live sessions, newest start first
     #[command(visible_alias = "ls")]
     #[command(after_help = help::LIST)]
     List(list::ListArgs),
@@ -88,7 +88,7 @@ pub enum Command {
     /// Delete expired records, old tombstones, stale conflict copies and temp files
     #[command(after_help = help::EXPIRE)]
     Expire(expire::ExpireArgs),
-    /// Print the live sessions, then one line per change (up, update, down)
+    /// Print the live sessions, `ready`, then one line per change (up, update, down)
     #[command(after_help = help::WATCH)]
     Watch(watch::WatchArgs),
     /// Check the configuration, the directory, its sync engine and its records

@@ -20,7 +20,7 @@ const UNITS: [&str; 2] = ["presence-refresh.timer", "presence-refresh.service"];
 
 const FIX: &str = "keep a refresher running: `systemctl --user enable --now \
     presence-refresh.timer` (the units are in docs/systemd/), or the crontab line \
-    `* * * * * presence --quiet refresh --all-profiles`, or a long-running `presence refresh \
+    `* * * * * /full/path/to/presence --quiet refresh --all-profiles`, or a long-running `presence refresh \
     --all-profiles --every` (docs/lifecycle.md); or start the session under `presence run`, \
     which refreshes its own record";
 
