@@ -333,7 +333,7 @@ fn doctor_sees_this_devices_sessions_go_stale_with_no_refresher() {
         let fix = c.fix.as_deref().unwrap_or_default();
         assert!(
             fix.contains("systemctl --user enable --now presence-refresh.timer")
-                && fix.contains("* * * * * presence --quiet refresh --all-profiles"),
+                && fix.contains("* * * * * /full/path/to/presence --quiet refresh --all-profiles"),
             "{c:#?}"
         );
     };
