@@ -35,11 +35,20 @@ pub fn run(ctx: &Ctx, args: DevicesArgs) -> anyhow::Result<Exit> {
                 safe(&d.device_id.chars().take(8).collect::<String>()).into_owned()
             };
             let clock = match d.offset_s {
+                // Our own records measure only how the file system stamps
+                // them: worth showing when it is off (a network mount).
                 None if d.this_device => "this device".to_string(),
+                Some(o) if d.this_device && o.abs() < 1.0 => "this device".to_string(),
                 // That device's clock minus this one's: positive runs ahead.
                 Some(o) => format!(
                     "{o:+.1} s ({}, {} samples{})",
-                    if o < 0.0 { "behind" } else { "ahead" },
+                    if o.abs() < 0.05 {
+                        "in step"
+                    } else if o < 0.0 {
+                        "behind"
+                    } else {
+                        "ahead"
+                    },
                     d.samples,
                     if d.stale { ", stale" } else { "" }
                 ),
