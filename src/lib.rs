@@ -121,6 +121,7 @@ mod lifecycle;
 pub mod limits;
 mod liveness;
 mod local;
+pub mod open;
 mod owner;
 mod record;
 mod redact;
