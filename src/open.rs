@@ -406,16 +406,16 @@ impl Handlers {
 /// What a built-in handler runs, for `presence config show`. `opener` is
 /// the platform's (see [`platform_opener`]).
 pub fn builtin_description(scheme: &str, opener: &str) -> Option<String> {
+    // Shell-like notation, `[…]` optional; no shell ever runs it.
     let d = match scheme {
-        "tmux" => "[\"tmux\", \"attach\", \"-t\", \"{session}\"] on this host; \
-                   else [\"ssh\", \"-t\", (\"-p\", \"{port}\",) \"--\", \"{user_at_host}\", \
-                   \"tmux\", \"attach\", \"-t\", \"{session}\"]"
+        "tmux" => "tmux attach -t {session}  (HOST is this machine), else \
+                   ssh -t [-p {port}] -- {user_at_host} tmux attach -t {session}"
             .to_string(),
-        "ssh" => "[\"ssh\", \"-t\", (\"-p\", \"{port}\",) \"--\", \"{user_at_host}\"(, \
-                  \"cd -- '{path}' && exec \\\"$SHELL\\\" -l\")]"
+        "ssh" => "ssh -t [-p {port}] -- {user_at_host} \
+                  ['cd -- {path} && exec \"${SHELL:-/bin/sh}\" -l']"
             .to_string(),
-        "mosh" => "[\"mosh\", (\"--ssh=ssh -p {port}\",) \"--\", \"{user_at_host}\"]".to_string(),
-        "http" | "https" => format!("[{opener:?}, \"{{url}}\"]"),
+        "mosh" => "mosh [--ssh='ssh -p {port}'] -- {user_at_host}".to_string(),
+        "http" | "https" => format!("{opener} {{url}}"),
         _ => return None,
     };
     Some(d)
