@@ -526,6 +526,12 @@ impl Registry {
         self
     }
 
+    /// The hostname stamped into records: this machine's, unless
+    /// [`with_host`](Self::with_host) said otherwise.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
     /// The profile.
     pub fn profile(&self) -> &Profile {
         &self.profile
