@@ -194,6 +194,7 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("kill", "procps"),
     ("sleep", "coreutils"),
     ("bash", "bash"),
+    ("tmux", "tmux"),
 ];
 
 /// Fails the test because `what` is missing: a test that needs a tool never
