@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::harness::{Device, Run, World, require_tool};
+use crate::harness::{Device, JsonEvent, Run, World, require_tool};
 
 /// Fake programs that write their argv (NUL-separated) to `argv-NAME` in
 /// `dir` and exit with status 7, so that the status is seen to pass through.
@@ -227,6 +227,42 @@ fn resolution_and_confirmation_off_a_terminal() {
     open(&laptop, &bin, &["nothing-like-it"]).code(1);
     let r = open(&laptop, &bin, &[]).code(2);
     assert!(r.stderr.contains("presence open ID"), "{}", r.stderr);
+}
+
+/// `list --json`, `show --json` and `watch --json` rows carry the argv
+/// `presence open` would run, or null and the reason.
+#[test]
+fn json_rows_say_how_to_open() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let desk = w.device("desk");
+    desk.publish("good", &["--endpoint", "ssh://al@desk-far:2200/"]);
+    desk.publish("bad", &["--endpoint", "ssh://-oProxyCommand=x/"]);
+    let want = ["ssh", "-t", "-p", "2200", "--", "al@desk-far"].map(String::from);
+    let rows = laptop.list(&[]);
+    let good = rows.iter().find(|r| r.session_id == "good").unwrap();
+    assert_eq!(good.open.as_deref(), Some(&want[..]));
+    assert_eq!(good.open_error, None);
+    let bad = laptop.show("bad");
+    assert_eq!(bad.open, None);
+    assert!(
+        bad.open_error.as_deref().unwrap().contains("host"),
+        "{bad:?}"
+    );
+    let out = laptop
+        .program(require_tool("timeout"))
+        .args(["-s", "INT", "3", "presence", "watch", "--json"])
+        .output()
+        .unwrap();
+    let events: Vec<JsonEvent> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(JsonEvent::parse)
+        .collect();
+    let up = events
+        .iter()
+        .find(|e| e.session() == Some("good"))
+        .expect("an up event for the session");
+    assert_eq!(up.row().open.as_deref(), Some(&want[..]));
 }
 
 /// A configured handler replaces the built-in one for its scheme, and
