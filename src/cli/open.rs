@@ -254,3 +254,28 @@ impl Opener {
         }
     }
 }
+
+/// The endpoint `publish` and `run` default to, when they can tell one:
+/// inside tmux (`$TMUX` set), `tmux://HOST/SESSION` for the session of this
+/// pane, if `presence open` would accept it. None elsewhere.
+pub fn here_endpoint(host: &str) -> Option<String> {
+    std::env::var_os("TMUX").filter(|v| !v.is_empty())?;
+    let mut tmux = std::process::Command::new("tmux");
+    tmux.arg("display-message").arg("-p");
+    // The pane this process runs in, not whichever client is active.
+    if let Some(pane) = std::env::var_os("TMUX_PANE").filter(|p| !p.is_empty()) {
+        tmux.arg("-t").arg(pane);
+    }
+    let out = tmux
+        .arg("#S")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let session = String::from_utf8(out.stdout).ok()?;
+    let endpoint = format!("tmux://{host}/{}", session.trim_end_matches('\n'));
+    let parsed = open::Endpoint::parse(&endpoint).ok()?;
+    parsed.tmux_session().ok()?;
+    Some(endpoint)
+}

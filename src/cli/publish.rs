@@ -172,6 +172,9 @@ pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<Exit> {
     req.instance_id = instance;
     req.owner_pid = cmd.owner_pid;
     let registry = ctx.registry()?;
+    if req.endpoint.is_none() {
+        req.default_endpoint = super::open::here_endpoint(registry.host());
+    }
     let dir = registry.profile().dir.clone();
     let published = registry
         .publish(&req, presence::unix_now())

@@ -519,3 +519,58 @@ fn a_local_tmux_session_is_attached_for_real() {
     };
     assert!(status.success(), "{status:?}");
 }
+
+/// Inside tmux, `publish` and `run` default the endpoint to the tmux
+/// session they run in; `--endpoint` wins; a patch keeps the endpoint the
+/// record has; outside tmux there is none.
+#[test]
+fn publish_and_run_inside_tmux_default_to_its_session() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let server = TmuxServer {
+        tmux: require_tool("tmux"),
+        tmpdir: w.tmp.path().join("tmux"),
+    };
+    std::fs::create_dir_all(&server.tmpdir).unwrap();
+    // Another client: the same client on the same endpoint would be the
+    // run's predecessor, superseded by it (docs/record-format.md).
+    let script = "presence publish --session p-plain --client shell \
+        && presence publish --session p-given --endpoint ssh://desk-far/ \
+        && presence publish --session p-kept --endpoint https://example.org/ \
+        && presence publish --session p-kept --status waiting \
+        && presence run --session r-run -- sleep 30";
+    let ok = laptop
+        .program(&server.tmux)
+        .env("TMUX_TMPDIR", &server.tmpdir)
+        .env("TERM", "xterm-256color")
+        .args(["new-session", "-d", "-s", "dev-1", script])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let start = Instant::now();
+    let rows = loop {
+        let rows = laptop.list(&[]);
+        if rows.iter().any(|r| r.session_id == "r-run") {
+            break rows;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "{rows:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let endpoint = |id: &str| {
+        rows.iter()
+            .find(|r| r.session_id == id)
+            .map(|r| r.endpoint.clone())
+            .unwrap_or_else(|| panic!("no {id} in {rows:?}"))
+    };
+    let host = &rows[0].host;
+    assert_eq!(endpoint("p-plain"), format!("tmux://{host}/dev-1"));
+    assert_eq!(endpoint("r-run"), format!("tmux://{host}/dev-1"));
+    assert_eq!(endpoint("p-given"), "ssh://desk-far/");
+    assert_eq!(endpoint("p-kept"), "https://example.org/");
+    // `presence open` on that record attaches locally.
+    let printed = laptop.run(&["open", "p-plain", "--print"]).success();
+    assert_eq!(printed.stdout, "tmux attach -t dev-1\n");
+    // Outside tmux, none.
+    laptop.publish("outside", &[]);
+    assert_eq!(laptop.show("outside").endpoint, "");
+}
