@@ -334,7 +334,8 @@ fn shell_safe(s: &str) -> bool {
     bare(s) && !s.starts_with('-')
 }
 
-/// Quotes `s` for a POSIX shell: bare when [`bare`], else in single
+/// Quotes `s` for a POSIX shell: bare when it holds only letters, digits and
+/// `_-+@,.:/` (and does not start with `=` or `~`), else in single
 /// quotes (a `'` inside becomes `'\''`). Used for what ssh hands to the
 /// remote shell, and by `--print`.
 pub fn shell_quote(s: &str) -> String {
