@@ -155,11 +155,14 @@ impl Endpoint {
                 "has a bad percent-encoding or is not UTF-8 once decoded",
             )
         })?;
-        if path.chars().any(char::is_control) {
+        // What --print and the confirmation show must reach a terminal
+        // as it is: nothing the sanitizer would escape (controls, bidi
+        // and invisible characters, a backslash).
+        if crate::text::terminal_safe(&path) != path {
             return Err(invalid(
                 "path",
                 &path,
-                "contains a control character once decoded",
+                "contains a control, invisible or bidi character or a backslash once decoded",
             ));
         }
         Ok(Endpoint {
@@ -832,6 +835,10 @@ mod tests {
             ("ssh://desk/a%0Ab", "path"),
             ("ssh://desk/a%1b[2J", "path"),
             ("ssh://desk/%ZZ", "path"),
+            ("ssh://desk/%E2%80%AEgpj.exe", "path"),
+            ("ssh://desk/a%E2%80%8Bb", "path"),
+            ("ssh://desk/a%5Cb", "path"),
+            ("ssh://desk/a%C2%9Bb", "path"),
             ("ssh://desk/%ff", "path"),
             ("https://example.org/ -x", "endpoint"),
             ("https://example.org/\u{7f}", "endpoint"),
@@ -1079,8 +1086,8 @@ mod tests {
     }
 
     proptest! {
-        /// Whatever the endpoint, an argv that comes out has no control
-        /// character, its destination never reads as an option, and what
+        /// Whatever the endpoint, an argv that comes out has nothing the
+        /// terminal sanitizer would escape, its destination never reads as an option, and what
         /// goes to a remote tmux is in the set that needs no quoting.
         #[test]
         fn no_endpoint_yields_an_unsafe_argv(
@@ -1088,7 +1095,7 @@ mod tests {
             user in "\\PC{0,6}",
             host in "(\\PC|-|%2[dD]){0,8}",
             port in "\\PC{0,4}",
-            path in "(\\PC|-|%[0-9a-fA-F]{2}|/){0,10}",
+            path in "(\\PC|-|%[0-9a-fA-F]{2}|%[cCeE][0-9a-fA-F]%[89abAB][0-9a-fA-F]|/){0,10}",
         ) {
             for endpoint in [
                 format!("{scheme}://{user}@{host}:{port}/{path}"),
@@ -1097,7 +1104,7 @@ mod tests {
             ] {
                 let Ok(argv) = builtin(&endpoint) else { continue };
                 for a in &argv {
-                    prop_assert!(!a.chars().any(char::is_control), "{argv:?}");
+                    prop_assert_eq!(crate::text::terminal_safe(a), a.as_str(), "{:?}", argv);
                 }
                 if let Some(i) = argv.iter().position(|a| a == "--") {
                     prop_assert!(!argv[i + 1].starts_with('-'), "{argv:?}");
