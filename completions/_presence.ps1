@@ -36,6 +36,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List live sessions, newest start first')
             [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List live sessions, newest start first')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show the newest record of one session (by session id or key)')
+            [CompletionResult]::new('open', 'open', [CompletionResultType]::ParameterValue, 'Open a live session: attach to its tmux, ssh or mosh, or its web page')
             [CompletionResult]::new('clear', 'clear', [CompletionResultType]::ParameterValue, 'End this device''s record of a session (writes a tombstone)')
             [CompletionResult]::new('refresh', 'refresh', [CompletionResultType]::ParameterValue, 'Re-publish this device''s records whose owner runs; clear those whose owner died')
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run a command, keeping its session published while it runs')
@@ -57,7 +58,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Working directory to show')
             [CompletionResult]::new('--client', '--client', [CompletionResultType]::ParameterName, 'Client name [default: the profile''s `client`, "terminal"]')
             [CompletionResult]::new('--source', '--source', [CompletionResultType]::ParameterName, 'Source of the session (cli, telegram, …)')
-            [CompletionResult]::new('--endpoint', '--endpoint', [CompletionResultType]::ParameterName, 'Private attach hint (ssh://host/x); credentials are stripped, nothing connects to it')
+            [CompletionResult]::new('--endpoint', '--endpoint', [CompletionResultType]::ParameterName, 'Private attach hint that `presence open` acts on (tmux://HOST/SESSION, ssh://…, https://…); credentials are stripped [default inside tmux: tmux://HOST/SESSION]')
             [CompletionResult]::new('--meta', '--meta', [CompletionResultType]::ParameterName, 'Extra label; repeat for more (at most 32). KEY= (empty) removes the label')
             [CompletionResult]::new('--unset', '--unset', [CompletionResultType]::ParameterName, 'Empty a field this device published before; repeat for more')
             [CompletionResult]::new('--ttl', '--ttl', [CompletionResultType]::ParameterName, 'Time to live, 1s to 1h [default: the record''s own ttl, else the profile''s `ttl`, 90s]')
@@ -144,6 +145,21 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'presence;open' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]')
+            [CompletionResult]::new('--print', '--print', [CompletionResultType]::ParameterName, 'Print the command, shell-quoted on one line, and run nothing')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Open another device''s session without asking first')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Open another device''s session without asking first')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'presence;clear' {
             [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Clear the records of this session id or key [default, when neither flag is given: $PRESENCE_SESSION of $PRESENCE_INSTANCE, which `presence run` gives its command]')
             [CompletionResult]::new('--instance', '--instance', [CompletionResultType]::ParameterName, 'Clear the records of this writer instance')
@@ -182,7 +198,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Working directory to show')
             [CompletionResult]::new('--client', '--client', [CompletionResultType]::ParameterName, 'Client name [default: the profile''s `client`, "terminal"]')
             [CompletionResult]::new('--source', '--source', [CompletionResultType]::ParameterName, 'Source of the session (cli, telegram, …)')
-            [CompletionResult]::new('--endpoint', '--endpoint', [CompletionResultType]::ParameterName, 'Private attach hint (ssh://host/x); credentials are stripped, nothing connects to it')
+            [CompletionResult]::new('--endpoint', '--endpoint', [CompletionResultType]::ParameterName, 'Private attach hint that `presence open` acts on (tmux://HOST/SESSION, ssh://…, https://…); credentials are stripped [default inside tmux: tmux://HOST/SESSION]')
             [CompletionResult]::new('--meta', '--meta', [CompletionResultType]::ParameterName, 'Extra label; repeat for more (at most 32). KEY= (empty) removes the label')
             [CompletionResult]::new('--unset', '--unset', [CompletionResultType]::ParameterName, 'Empty a field this device published before; repeat for more')
             [CompletionResult]::new('--ttl', '--ttl', [CompletionResultType]::ParameterName, 'Time to live, 1s to 1h [default: the record''s own ttl, else the profile''s `ttl`, 90s]')
@@ -342,6 +358,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('publish', 'publish', [CompletionResultType]::ParameterValue, 'Publish this device''s record of a session, or update the fields given')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List live sessions, newest start first')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show the newest record of one session (by session id or key)')
+            [CompletionResult]::new('open', 'open', [CompletionResultType]::ParameterValue, 'Open a live session: attach to its tmux, ssh or mosh, or its web page')
             [CompletionResult]::new('clear', 'clear', [CompletionResultType]::ParameterValue, 'End this device''s record of a session (writes a tombstone)')
             [CompletionResult]::new('refresh', 'refresh', [CompletionResultType]::ParameterValue, 'Re-publish this device''s records whose owner runs; clear those whose owner died')
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run a command, keeping its session published while it runs')
@@ -361,6 +378,9 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             break
         }
         'presence;help;show' {
+            break
+        }
+        'presence;help;open' {
             break
         }
         'presence;help;clear' {

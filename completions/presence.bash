@@ -43,6 +43,9 @@ _presence() {
             presence,ls)
                 cmd="presence__subcmd__list"
                 ;;
+            presence,open)
+                cmd="presence__subcmd__open"
+                ;;
             presence,publish)
                 cmd="presence__subcmd__publish"
                 ;;
@@ -106,6 +109,9 @@ _presence() {
             presence__subcmd__help,list)
                 cmd="presence__subcmd__help__subcmd__list"
                 ;;
+            presence__subcmd__help,open)
+                cmd="presence__subcmd__help__subcmd__open"
+                ;;
             presence__subcmd__help,publish)
                 cmd="presence__subcmd__help__subcmd__publish"
                 ;;
@@ -137,7 +143,7 @@ _presence() {
 
     case "${cmd}" in
         presence)
-            opts="-v -q -h -V --profile --config --dir --verbose --quiet --help --version publish list ls show clear refresh run expire watch doctor devices config completions help"
+            opts="-v -q -h -V --profile --config --dir --verbose --quiet --help --version publish list ls show open clear refresh run expire watch doctor devices config completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -475,7 +481,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__help)
-            opts="publish list show clear refresh run expire watch doctor devices config completions help"
+            opts="publish list show open clear refresh run expire watch doctor devices config completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -642,6 +648,20 @@ _presence() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        presence__subcmd__help__subcmd__open)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         presence__subcmd__help__subcmd__publish)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -743,6 +763,32 @@ _presence() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --profile)
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        presence__subcmd__open)
+            opts="-y -v -q -h --print --yes --profile --config --dir --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --profile)
                     COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0

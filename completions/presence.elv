@@ -33,6 +33,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand list 'List live sessions, newest start first'
             cand ls 'List live sessions, newest start first'
             cand show 'Show the newest record of one session (by session id or key)'
+            cand open 'Open a live session: attach to its tmux, ssh or mosh, or its web page'
             cand clear 'End this device''s record of a session (writes a tombstone)'
             cand refresh 'Re-publish this device''s records whose owner runs; clear those whose owner died'
             cand run 'Run a command, keeping its session published while it runs'
@@ -53,7 +54,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand --cwd 'Working directory to show'
             cand --client 'Client name [default: the profile''s `client`, "terminal"]'
             cand --source 'Source of the session (cli, telegram, …)'
-            cand --endpoint 'Private attach hint (ssh://host/x); credentials are stripped, nothing connects to it'
+            cand --endpoint 'Private attach hint that `presence open` acts on (tmux://HOST/SESSION, ssh://…, https://…); credentials are stripped [default inside tmux: tmux://HOST/SESSION]'
             cand --meta 'Extra label; repeat for more (at most 32). KEY= (empty) removes the label'
             cand --unset 'Empty a field this device published before; repeat for more'
             cand --ttl 'Time to live, 1s to 1h [default: the record''s own ttl, else the profile''s `ttl`, 90s]'
@@ -136,6 +137,20 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'presence;open'= {
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]'
+            cand --print 'Print the command, shell-quoted on one line, and run nothing'
+            cand -y 'Open another device''s session without asking first'
+            cand --yes 'Open another device''s session without asking first'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'presence;clear'= {
             cand --session 'Clear the records of this session id or key [default, when neither flag is given: $PRESENCE_SESSION of $PRESENCE_INSTANCE, which `presence run` gives its command]'
             cand --instance 'Clear the records of this writer instance'
@@ -172,7 +187,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand --cwd 'Working directory to show'
             cand --client 'Client name [default: the profile''s `client`, "terminal"]'
             cand --source 'Source of the session (cli, telegram, …)'
-            cand --endpoint 'Private attach hint (ssh://host/x); credentials are stripped, nothing connects to it'
+            cand --endpoint 'Private attach hint that `presence open` acts on (tmux://HOST/SESSION, ssh://…, https://…); credentials are stripped [default inside tmux: tmux://HOST/SESSION]'
             cand --meta 'Extra label; repeat for more (at most 32). KEY= (empty) removes the label'
             cand --unset 'Empty a field this device published before; repeat for more'
             cand --ttl 'Time to live, 1s to 1h [default: the record''s own ttl, else the profile''s `ttl`, 90s]'
@@ -317,6 +332,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand publish 'Publish this device''s record of a session, or update the fields given'
             cand list 'List live sessions, newest start first'
             cand show 'Show the newest record of one session (by session id or key)'
+            cand open 'Open a live session: attach to its tmux, ssh or mosh, or its web page'
             cand clear 'End this device''s record of a session (writes a tombstone)'
             cand refresh 'Re-publish this device''s records whose owner runs; clear those whose owner died'
             cand run 'Run a command, keeping its session published while it runs'
@@ -333,6 +349,8 @@ set edit:completion:arg-completer[presence] = {|@words|
         &'presence;help;list'= {
         }
         &'presence;help;show'= {
+        }
+        &'presence;help;open'= {
         }
         &'presence;help;clear'= {
         }

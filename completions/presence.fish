@@ -35,6 +35,7 @@ complete -c presence -n "__fish_presence_needs_command" -f -a "publish" -d 'Publ
 complete -c presence -n "__fish_presence_needs_command" -f -a "list" -d 'List live sessions, newest start first'
 complete -c presence -n "__fish_presence_needs_command" -f -a "ls" -d 'List live sessions, newest start first'
 complete -c presence -n "__fish_presence_needs_command" -f -a "show" -d 'Show the newest record of one session (by session id or key)'
+complete -c presence -n "__fish_presence_needs_command" -f -a "open" -d 'Open a live session: attach to its tmux, ssh or mosh, or its web page'
 complete -c presence -n "__fish_presence_needs_command" -f -a "clear" -d 'End this device\'s record of a session (writes a tombstone)'
 complete -c presence -n "__fish_presence_needs_command" -f -a "refresh" -d 'Re-publish this device\'s records whose owner runs; clear those whose owner died'
 complete -c presence -n "__fish_presence_needs_command" -f -a "run" -d 'Run a command, keeping its session published while it runs'
@@ -53,7 +54,7 @@ complete -c presence -n "__fish_presence_using_subcommand publish" -l model -d '
 complete -c presence -n "__fish_presence_using_subcommand publish" -l cwd -d 'Working directory to show' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l client -d 'Client name [default: the profile\'s `client`, "terminal"]' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l source -d 'Source of the session (cli, telegram, …)' -r
-complete -c presence -n "__fish_presence_using_subcommand publish" -l endpoint -d 'Private attach hint (ssh://host/x); credentials are stripped, nothing connects to it' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l endpoint -d 'Private attach hint that `presence open` acts on (tmux://HOST/SESSION, ssh://…, https://…); credentials are stripped [default inside tmux: tmux://HOST/SESSION]' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l meta -d 'Extra label; repeat for more (at most 32). KEY= (empty) removes the label' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l unset -d 'Empty a field this device published before; repeat for more' -r -f -a "title\t''
 model\t''
@@ -140,6 +141,14 @@ complete -c presence -n "__fish_presence_using_subcommand show" -l json -d 'Prin
 complete -c presence -n "__fish_presence_using_subcommand show" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand show" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand show" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand open" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
+complete -c presence -n "__fish_presence_using_subcommand open" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand open" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand open" -l print -d 'Print the command, shell-quoted on one line, and run nothing'
+complete -c presence -n "__fish_presence_using_subcommand open" -s y -l yes -d 'Open another device\'s session without asking first'
+complete -c presence -n "__fish_presence_using_subcommand open" -s v -l verbose -d 'Report skipped files and other details on stderr'
+complete -c presence -n "__fish_presence_using_subcommand open" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_using_subcommand open" -s h -l help -d 'Print help'
 complete -c presence -n "__fish_presence_using_subcommand clear" -l session -d 'Clear the records of this session id or key [default, when neither flag is given: $PRESENCE_SESSION of $PRESENCE_INSTANCE, which `presence run` gives its command]' -r
 complete -c presence -n "__fish_presence_using_subcommand clear" -l instance -d 'Clear the records of this writer instance' -r
 complete -c presence -n "__fish_presence_using_subcommand clear" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
@@ -165,7 +174,7 @@ complete -c presence -n "__fish_presence_using_subcommand run" -l model -d 'Mode
 complete -c presence -n "__fish_presence_using_subcommand run" -l cwd -d 'Working directory to show' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l client -d 'Client name [default: the profile\'s `client`, "terminal"]' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l source -d 'Source of the session (cli, telegram, …)' -r
-complete -c presence -n "__fish_presence_using_subcommand run" -l endpoint -d 'Private attach hint (ssh://host/x); credentials are stripped, nothing connects to it' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l endpoint -d 'Private attach hint that `presence open` acts on (tmux://HOST/SESSION, ssh://…, https://…); credentials are stripped [default inside tmux: tmux://HOST/SESSION]' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l meta -d 'Extra label; repeat for more (at most 32). KEY= (empty) removes the label' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l unset -d 'Empty a field this device published before; repeat for more' -r -f -a "title\t''
 model\t''
@@ -256,19 +265,20 @@ complete -c presence -n "__fish_presence_using_subcommand completions" -l dir -d
 complete -c presence -n "__fish_presence_using_subcommand completions" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand completions" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "publish" -d 'Publish this device\'s record of a session, or update the fields given'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "list" -d 'List live sessions, newest start first'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "show" -d 'Show the newest record of one session (by session id or key)'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "clear" -d 'End this device\'s record of a session (writes a tombstone)'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "refresh" -d 'Re-publish this device\'s records whose owner runs; clear those whose owner died'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "run" -d 'Run a command, keeping its session published while it runs'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "expire" -d 'Delete expired records, old tombstones, stale conflict copies and temp files'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "watch" -d 'Print the live sessions, `ready`, then one line per change (up, update, down)'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "doctor" -d 'Check the configuration, the directory, its sync engine and its records'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "devices" -d 'List the devices with records in the directory and their learned clocks'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "config" -d 'Show or create the configuration file'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show clear refresh run expire watch doctor devices config completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show open clear refresh run expire watch doctor devices config completions help" -f -a "publish" -d 'Publish this device\'s record of a session, or update the fields given'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show open clear refresh run expire watch doctor devices config completions help" -f -a "list" -d 'List live sessions, newest start first'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show open clear refresh run expire watch doctor devices config completions help" -f -a "show" -d 'Show the newest record of one session (by session id or key)'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show open clear refresh run expire watch doctor devices config completions help" -f -a "open" -d 'Open a live session: attach to its tmux, ssh or mosh, or its web page'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show open clear refresh run expire watch doctor devices config completions help" -f -a "clear" -d 'End this device\'s record of a session (writes a tombstone)'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show open clear refresh run expire watch doctor devices config completions help" -f -a "refresh" -d 'Re-publish this device\'s records whose owner runs; clear those whose owner died'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show open clear refresh run expire watch doctor devices config completions help" -f -a "run" -d 'Run a command, keeping its session published while it runs'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show open clear refresh run expire watch doctor devices config completions help" -f -a "expire" -d 'Delete expired records, old tombstones, stale conflict copies and temp files'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show open clear refresh run expire watch doctor devices config completions help" -f -a "watch" -d 'Print the live sessions, `ready`, then one line per change (up, update, down)'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show open clear refresh run expire watch doctor devices config completions help" -f -a "doctor" -d 'Check the configuration, the directory, its sync engine and its records'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show open clear refresh run expire watch doctor devices config completions help" -f -a "devices" -d 'List the devices with records in the directory and their learned clocks'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show open clear refresh run expire watch doctor devices config completions help" -f -a "config" -d 'Show or create the configuration file'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show open clear refresh run expire watch doctor devices config completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show open clear refresh run expire watch doctor devices config completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "path" -d 'Print the path of the configuration file in use'
 complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "show" -d 'Print the selected profile with every setting resolved'
 complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "init" -d 'Write the commented example configuration (refuses to overwrite)'

@@ -64,6 +64,13 @@ pub const EXAMPLE: &str = r#"# presence configuration
 # dir = "~/.hermes/session-presence/active"
 # label = "default"
 # show = ["*"]
+
+# `presence open` runs a built-in handler per endpoint scheme (tmux, ssh, mosh,
+# http, https). Add or override one per scheme with an argv template; each
+# placeholder fills part of one argument, never a shell: {url} {scheme} {user}
+# {host} {port} {user_at_host} {path} {session} {session_id}.
+# [open.handlers.tmux]
+# command = ["wezterm", "ssh", "{user_at_host}", "--", "tmux", "attach", "-t", "{session}"]
 "#;
 
 /// The largest configuration file that is read: 1 MiB.
@@ -175,6 +182,8 @@ pub(crate) struct Config {
     pub default_profile: Option<String>,
     /// The `[profiles.NAME]` tables, unresolved.
     pub profiles: BTreeMap<String, ProfileSettings>,
+    /// The `[open.handlers.SCHEME]` tables, checked.
+    pub open_handlers: crate::open::Handlers,
 }
 
 /// One `[profiles.NAME]` table as written; unset fields take defaults.
@@ -260,6 +269,32 @@ struct FileShape {
     default_profile: Option<String>,
     #[serde(default)]
     profiles: BTreeMap<String, ProfileSettings>,
+    #[serde(default)]
+    open: OpenSettings,
+}
+
+/// `[open]`: how `presence open` acts on endpoints.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct OpenSettings {
+    /// `[open.handlers.SCHEME]`, one table per scheme.
+    #[serde(default)]
+    handlers: BTreeMap<String, HandlerSettings>,
+}
+
+/// `[open.handlers.SCHEME]`: `command`, an argv template.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HandlerSettings {
+    command: Vec<String>,
+}
+
+impl crate::open::Handlers {
+    /// The handlers in force under the configuration `selection` names:
+    /// the built-ins and the file's `[open.handlers.SCHEME]` tables.
+    pub fn load(selection: &Selection, local: &LocalDirs) -> Result<crate::open::Handlers> {
+        Ok(Config::load(selection, local)?.0.open_handlers)
+    }
 }
 
 impl Config {
@@ -269,9 +304,21 @@ impl Config {
             path: path.to_path_buf(),
             message: e.to_string().trim_end().replace('\n', "\n  "),
         })?;
+        let templates = shape
+            .open
+            .handlers
+            .into_iter()
+            .map(|(scheme, h)| (scheme, h.command))
+            .collect();
+        let open_handlers =
+            crate::open::Handlers::new(templates).map_err(|e| ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
         Ok(Config {
             default_profile: shape.default_profile,
             profiles: shape.profiles,
+            open_handlers,
         })
     }
 
@@ -962,6 +1009,33 @@ mod tests {
         text.push_str(&"#".repeat(MAX_CONFIG_BYTES as usize - text.len()));
         std::fs::write(&full, text).unwrap();
         assert!(load(&full).unwrap().1.exists);
+    }
+
+    #[test]
+    fn open_handlers_are_read_and_checked() {
+        let path = Path::new("c.toml");
+        let text = "[open.handlers.tmux]\ncommand = [\"wezterm\", \"ssh\", \"{user_at_host}\"]\n";
+        let config = Config::parse(text, path).unwrap();
+        assert_eq!(
+            config.open_handlers.configured("tmux"),
+            Some(&["wezterm".to_string(), "ssh".into(), "{user_at_host}".into()][..])
+        );
+        // The example's handler, uncommented, is one.
+        let example = EXAMPLE
+            .replace("# [open.", "[open.")
+            .replace("# command", "command");
+        let config = Config::parse(&example, path).unwrap();
+        assert!(config.open_handlers.configured("tmux").is_some());
+        for bad in [
+            "[open.handlers.tmux]\ncommand = []\n",
+            "[open.handlers.tmux]\ncommand = [\"{host}\"]\n",
+            "[open.handlers.tmux]\ncommand = [\"x\", \"{nope}\"]\n",
+            "[open.handlers.tmux]\nargv = [\"x\"]\n",
+            "[open]\nhandler = 1\n",
+        ] {
+            let e = Config::parse(bad, path).unwrap_err();
+            assert!(matches!(e, ConfigError::Parse { .. }), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -106,7 +106,9 @@
 //  8. watch ........... watch::diff (events from two live sets: rules);
 //                       watch (the watcher: front); watch::backend        mechanics
 //  9. Configuration ... config
-//  10. CLI ............ src/cli (binary, one exit-code enum); doctor (one
+//  10. Opening ........ open (an endpoint checked part by part, the
+//                       handler argv it fills; no shell)                  rules
+//  11. CLI ............ src/cli (binary, one exit-code enum); doctor (one
 //                       function per check); error (typed errors)
 
 mod change;
@@ -121,6 +123,7 @@ mod lifecycle;
 pub mod limits;
 mod liveness;
 mod local;
+pub mod open;
 mod owner;
 mod record;
 mod redact;

@@ -43,7 +43,8 @@ pub struct Record {
     /// Set by `clear`: the record is a tombstone (extension).
     #[serde(default, deserialize_with = "lenient::opt_f64")]
     pub ended_at: Option<f64>,
-    /// Private, non-executable attach hint (`ssh://host/x`); data only.
+    /// Private attach hint (`ssh://host/x`); data only, acted on solely by
+    /// `presence open` through [`crate::open`]'s checks.
     #[serde(default, deserialize_with = "lenient::string")]
     pub endpoint: String,
     /// `updated_at + ttl`, on the writer's clock.

@@ -112,6 +112,11 @@ pub struct PublishRequest {
     pub instance_id: Option<String>,
     /// Refuse instead of redacting (also on when the profile says `strict = true`).
     pub strict: bool,
+    /// The endpoint of a record that would otherwise have none: used when
+    /// [`endpoint`](Self::endpoint) is not given, not unset, and the record
+    /// patched has none. What a publisher can tell about where it runs
+    /// (`presence publish` and `run` inside tmux: `tmux://HOST/SESSION`).
+    pub default_endpoint: Option<String>,
 }
 
 impl PublishRequest {
@@ -180,6 +185,13 @@ impl PublishRequest {
             if let Some(v) = self.given(field) {
                 *text_field(&mut r, field) = v.clone();
             }
+        }
+        if let Some(d) = &self.default_endpoint
+            && self.endpoint.is_none()
+            && !self.unset.contains(&Field::Endpoint)
+            && r.endpoint.trim().is_empty()
+        {
+            r.endpoint = d.clone();
         }
         r.endpoint = r.endpoint.trim().to_owned();
         for (k, v) in &self.metadata {
@@ -524,6 +536,12 @@ impl Registry {
     pub fn with_host(mut self, host: impl Into<String>) -> Self {
         self.host = host.into();
         self
+    }
+
+    /// The hostname stamped into records: this machine's, unless
+    /// [`with_host`](Self::with_host) said otherwise.
+    pub fn host(&self) -> &str {
+        &self.host
     }
 
     /// The profile.
@@ -1202,6 +1220,27 @@ fn round_ms(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_default_endpoint_fills_only_an_empty_one() {
+        let mut req = PublishRequest::new("s");
+        req.default_endpoint = Some("tmux://h/w".into());
+        let mut kept = Record::new("s");
+        kept.endpoint = "ssh://h/".into();
+        assert_eq!(req.merged(None, "c").endpoint, "tmux://h/w");
+        assert_eq!(
+            req.merged(Some(&Record::new("s")), "c").endpoint,
+            "tmux://h/w"
+        );
+        assert_eq!(req.merged(Some(&kept), "c").endpoint, "ssh://h/");
+        req.endpoint = Some("https://x/".into());
+        assert_eq!(req.merged(None, "c").endpoint, "https://x/");
+        req.endpoint = Some(String::new());
+        assert_eq!(req.merged(None, "c").endpoint, "");
+        req.endpoint = None;
+        req.unset.insert(Field::Endpoint);
+        assert_eq!(req.merged(Some(&kept), "c").endpoint, "");
+    }
 
     #[test]
     fn listing_order_is_newest_start_then_id_then_file() {

@@ -52,11 +52,11 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
             let q = |s: &str| toml_string(s);
             let d = |d: std::time::Duration| q(&humantime::format_duration(d).to_string());
             writeln!(out, "# from: {from}")?;
-            let bare = p
-                .name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-            let key = if bare { p.name.clone() } else { q(&p.name) };
+            let key = if bare_key(&p.name) {
+                p.name.clone()
+            } else {
+                q(&p.name)
+            };
             writeln!(out, "[profiles.{key}]")?;
             writeln!(out, "dir = {}", q(&p.dir.display().to_string()))?;
             writeln!(out, "ttl = {}", d(p.ttl))?;
@@ -72,6 +72,29 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
                 _ => q("*"),
             };
             writeln!(out, "show = [{show}]")?;
+            let handlers = presence::open::Handlers::load(&sel, &ctx.local)
+                .context("cannot load the configuration")?;
+            writeln!(out, "\n# `presence open`: the handler in force per scheme")?;
+            let opener = presence::open::platform_opener();
+            for scheme in handlers.schemes() {
+                let key = if bare_key(&scheme) {
+                    scheme.clone()
+                } else {
+                    q(&scheme)
+                };
+                match handlers.configured(&scheme) {
+                    Some(command) => {
+                        let argv: Vec<String> = command.iter().map(|a| q(a)).collect();
+                        writeln!(out, "[open.handlers.{key}]")?;
+                        writeln!(out, "command = [{}]", argv.join(", "))?;
+                    }
+                    None => {
+                        let builtin = presence::open::builtin_description(&scheme, opener)
+                            .unwrap_or_default();
+                        writeln!(out, "# {key} (built-in): {builtin}")?;
+                    }
+                }
+            }
         }
         Action::Init => {
             if path.exists() {
@@ -97,6 +120,14 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
         }
     }
     Ok(Exit::Ok)
+}
+
+/// Whether `key` can stand unquoted as a TOML key.
+fn bare_key(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 fn toml_string(s: &str) -> String {

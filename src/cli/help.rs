@@ -57,6 +57,19 @@ help!(
 );
 
 help!(
+    OPEN,
+    "  presence open build-42                   # the session's tmux, ssh, mosh or web page
+  presence open                            # on a terminal: choose from the live sessions
+  presence open build --print              # the command, shell-quoted, run nothing
+  presence open build-42 --yes             # another device's session, without asking",
+    "  0  opened (the handler's own status when it ends), or printed
+  1  no such live session, an endpoint refused or absent, or not confirmed
+  2  usage: an ambiguous prefix, no ID and no terminal, another device's
+     session and no terminal to confirm on without --yes
+  127  the handler's program was not found"
+);
+
+help!(
     CLEAR,
     "  presence clear --session build-42
   presence clear --instance laptop-3f9c2a1b

@@ -196,6 +196,7 @@ fn stream_json(
     args: &ListArgs,
     opts: ListOptions,
 ) -> anyhow::Result<Exit> {
+    let opener = super::open::Opener::new(ctx)?;
     let stdout = std::io::stdout().lock();
     let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout);
     w.write_all(b"[")?;
@@ -209,9 +210,9 @@ fn stream_json(
             warn_redacted(ctx, registry, &row);
             let sep: &[u8] = if first { b"\n" } else { b",\n" };
             first = false;
-            let written = w
-                .write_all(sep)
-                .and_then(|()| serde_json::to_writer(&mut w, &row).map_err(std::io::Error::from));
+            let written = w.write_all(sep).and_then(|()| {
+                serde_json::to_writer(&mut w, &opener.row(&row)).map_err(std::io::Error::from)
+            });
             match written {
                 Ok(()) => true,
                 Err(e) => {
@@ -260,7 +261,9 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<Exit> {
             writeln!(out, "{}", t.render(row))?;
         }
     } else if args.json {
-        output::write_json(&mut out, &listing.rows)?;
+        let opener = super::open::Opener::new(ctx)?;
+        let rows: Vec<_> = listing.rows.iter().map(|r| opener.row(r)).collect();
+        output::write_json(&mut out, &rows)?;
     } else if listing.rows.is_empty() {
         if !ctx.global.quiet {
             let msg = format!(

@@ -10,6 +10,7 @@ pub mod exit;
 mod expire;
 mod help;
 mod list;
+mod open;
 mod output;
 mod publish;
 mod refresh;
@@ -76,6 +77,9 @@ pub enum Command {
     /// Show the newest record of one session (by session id or key)
     #[command(after_help = help::SHOW)]
     Show(show::ShowArgs),
+    /// Open a live session: attach to its tmux, ssh or mosh, or its web page
+    #[command(after_help = help::OPEN)]
+    Open(open::OpenArgs),
     /// End this device's record of a session (writes a tombstone)
     #[command(after_help = help::CLEAR)]
     Clear(clear::ClearArgs),
@@ -187,6 +191,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Publish(a) => publish::run(&ctx, a),
         Command::List(a) => list::run(&ctx, a),
         Command::Show(a) => show::run(&ctx, a),
+        Command::Open(a) => open::run(&ctx, a),
         Command::Clear(a) => clear::run(&ctx, a),
         Command::Refresh(a) => refresh::run(&ctx, a),
         Command::Run(a) => run::run(&ctx, a),

@@ -34,7 +34,8 @@ pub struct FieldArgs {
     /// Source of the session (cli, telegram, …)
     #[arg(long, value_name = "S")]
     pub source: Option<String>,
-    /// Private attach hint (ssh://host/x); credentials are stripped, nothing connects to it
+    /// Private attach hint that `presence open` acts on (tmux://HOST/SESSION, ssh://…,
+    /// https://…); credentials are stripped [default inside tmux: tmux://HOST/SESSION]
     #[arg(long, value_name = "URL")]
     pub endpoint: Option<String>,
     /// Extra label; repeat for more (at most 32). KEY= (empty) removes the label
@@ -172,6 +173,9 @@ pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<Exit> {
     req.instance_id = instance;
     req.owner_pid = cmd.owner_pid;
     let registry = ctx.registry()?;
+    if req.endpoint.is_none() {
+        req.default_endpoint = super::open::here_endpoint(registry.host());
+    }
     let dir = registry.profile().dir.clone();
     let published = registry
         .publish(&req, presence::unix_now())

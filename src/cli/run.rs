@@ -44,6 +44,9 @@ pub fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<Exit> {
     let mut req = args.fields.request(args.session, Some(status))?;
     req.instance_id = args.instance;
     let registry = ctx.registry()?;
+    if req.endpoint.is_none() {
+        req.default_endpoint = super::open::here_endpoint(registry.host());
+    }
     let dir = registry.profile().dir.clone();
     let mut command = Command::new(&args.command[0]);
     command.args(&args.command[1..]);

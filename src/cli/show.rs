@@ -42,7 +42,8 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<Exit> {
     }
     let mut out = std::io::stdout().lock();
     if args.json {
-        super::output::write_json(&mut out, &row)?;
+        let opener = super::open::Opener::new(ctx)?;
+        super::output::write_json(&mut out, &opener.row(&row))?;
         return Ok(Exit::Ok);
     }
     let r = &row.record;

@@ -54,7 +54,8 @@ pub fn start(ctx: &Ctx, poll: Option<Duration>, all_profiles: bool) -> anyhow::R
 }
 
 struct Printer {
-    json: bool,
+    /// With `--json`: what each row says about opening it.
+    json: Option<super::open::Opener>,
     seq: u64,
     epoch: String,
 }
@@ -68,13 +69,13 @@ impl Printer {
         extra: Extra,
     ) -> anyhow::Result<()> {
         self.seq += 1;
-        if self.json {
+        if let Some(opener) = &self.json {
             let mut v = serde_json::json!({
                 "event": event,
                 "seq": self.seq,
                 "epoch": self.epoch,
                 "time": presence::unix_now(),
-                "record": row,
+                "record": opener.row(row),
             });
             match extra {
                 Extra::Initial => v["initial"] = true.into(),
@@ -118,7 +119,7 @@ impl Printer {
     /// The initial live set is complete: `count` sessions, all printed.
     fn ready(&mut self, out: &mut impl Write, count: usize) -> anyhow::Result<()> {
         self.seq += 1;
-        if self.json {
+        if self.json.is_some() {
             let v = serde_json::json!({
                 "event": "ready",
                 "seq": self.seq,
@@ -174,7 +175,10 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> anyhow::Result<Exit> {
     let sub = signals::subscribe(&[SIGINT, SIGTERM])?;
     let mut watcher = start(ctx, args.poll, args.all_profiles)?;
     let mut p = Printer {
-        json: args.json,
+        json: args
+            .json
+            .then(|| super::open::Opener::new(ctx))
+            .transpose()?,
         seq: 0,
         epoch: epoch(),
     };

@@ -194,6 +194,7 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("kill", "procps"),
     ("sleep", "coreutils"),
     ("bash", "bash"),
+    ("tmux", "tmux"),
 ];
 
 /// Fails the test because `what` is missing: a test that needs a tool never
@@ -352,6 +353,12 @@ with_record_fields! {
         /// Only on the losers of `list --all`.
         #[serde(default)]
         pub lost_because: Option<String>,
+        /// The argv `presence open` would run; null when it would refuse.
+        #[serde(deserialize_with = "always")]
+        pub open: Option<Vec<String>>,
+        /// Why `presence open` would refuse; null when it would run `open`.
+        #[serde(deserialize_with = "always")]
+        pub open_error: Option<String>,
     }
 }
 

@@ -12,6 +12,7 @@ mod hostile;
 mod lifecycle;
 mod lives;
 mod no_panic;
+mod open;
 mod patch;
 mod redact;
 mod syncthing;

@@ -192,6 +192,7 @@ proptest! {
             (vec!["list", "--count"], ok),
             (vec!["show", &shown_id], &[0, 1]),
             (vec!["show", &shown_id, "--json"], &[0, 1]),
+            (vec!["open", "--print", "--", &shown_id], &[0, 1, 2]),
             (vec!["doctor"], &[0, 1]),
             (vec!["doctor", "--json"], &[0, 1]),
             (vec!["devices"], &[0]),

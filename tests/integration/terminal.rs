@@ -157,6 +157,12 @@ fn nothing_from_the_directory_reaches_a_terminal_raw() {
         ("show", r#"presence show "$ID0"; presence show "$ID9""#.into(), true, false),
         ("show missing", r#"presence show "x$PAYLOAD""#.into(), true, false),
         (
+            "open",
+            r#"presence open --yes "$ID0"; presence open --print "$ID9"; presence open "x$PAYLOAD""#.into(),
+            true,
+            false,
+        ),
+        (
             "watch",
             "(sleep 1; rm -f \"$DIR\"/f1.json; sleep 0.6) & timeout -s INT 2.5 presence watch -v; wait".into(),
             true,

@@ -1,0 +1,281 @@
+//! `presence open [ID]`: act on a live session's endpoint through the
+//! handler for its scheme. The library builds the argv; this file picks
+//! the session, asks, prints or runs.
+
+use std::io::{BufRead as _, IsTerminal as _, Write as _};
+
+use anyhow::Context as _;
+use clap::Args;
+use presence::open::{self, Handlers, Resolved, Target};
+use presence::{ListOptions, Row};
+
+use super::{Ctx, Exit, UsageError, output, safe};
+
+#[derive(Debug, Args)]
+pub struct OpenArgs {
+    /// Session id, session key, or the start of one [default: on a terminal, choose from a list]
+    pub id: Option<String>,
+    /// Print the command, shell-quoted on one line, and run nothing
+    #[arg(long)]
+    pub print: bool,
+    /// Open another device's session without asking first
+    #[arg(short, long)]
+    pub yes: bool,
+}
+
+pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
+    let registry = ctx.registry()?;
+    let handlers =
+        Handlers::load(&ctx.selection(), &ctx.local).context("cannot load the configuration")?;
+    let profile = registry.profile();
+    let now = presence::unix_now();
+    let listing = registry
+        .list(ListOptions::default(), now)
+        .with_context(|| format!("cannot read {}", profile.dir.display()))?;
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let row = match &args.id {
+        Some(id) => match open::resolve(&listing.rows, id) {
+            Resolved::One(row) => row,
+            Resolved::None => {
+                let msg = format!(
+                    "no live session with an id or key that is or starts with '{id}' in \
+                     profile '{}'; `presence list` shows the live ones",
+                    profile.name
+                );
+                eprintln!("presence: {}", safe(&msg));
+                return Ok(Exit::Failure);
+            }
+            Resolved::Ambiguous(ids) => {
+                return Err(UsageError(
+                    safe(&format!(
+                        "'{id}' starts the ids of several sessions: {}; give more of one",
+                        ids.join(", ")
+                    ))
+                    .into_owned(),
+                )
+                .into());
+            }
+        },
+        None if !interactive => {
+            return Err(UsageError(
+                "name the session to open (`presence open ID`); without one, \
+                 `presence open` asks on a terminal, and this is none"
+                    .into(),
+            )
+            .into());
+        }
+        None => match choose(&listing.rows, now)? {
+            Some(row) => row,
+            None => return Ok(Exit::Failure),
+        },
+    };
+    let r = &row.record;
+    let target = Target {
+        this_host: registry.host(),
+        session_id: &r.session_id,
+        opener: open::platform_opener(),
+    };
+    let argv = open::argv(&r.endpoint, &handlers, target)
+        .with_context(|| format!("cannot open session '{}'", r.session_id))?;
+    let line = open::shell_line(&argv);
+    if args.print {
+        writeln!(std::io::stdout().lock(), "{line}")?;
+        return Ok(Exit::Ok);
+    }
+    if !row.local && !args.yes {
+        let whose = if r.host.is_empty() {
+            format!("device {}", r.device_id)
+        } else {
+            format!("{} (device {})", r.host, r.device_id)
+        };
+        if !interactive {
+            return Err(UsageError(
+                safe(&format!(
+                    "session '{}' was published by another device, {whose}; pass --yes to \
+                 open it without being asked (this is no terminal to ask on)",
+                    r.session_id
+                ))
+                .into_owned(),
+            )
+            .into());
+        }
+        let question = format!(
+            "Session '{}' was published by another device, {whose}.\nOpen it by running: {line}",
+            r.session_id
+        );
+        eprintln!("{}", safe(&question));
+        if !yes(&ask("Open it? [y/N] ")?) {
+            eprintln!("presence: not opened");
+            return Ok(Exit::Failure);
+        }
+    }
+    ctx.detail(format_args!("running: {line}"));
+    Ok(exec(&argv))
+}
+
+/// Shows the live sessions numbered, as `list` does, and asks for one.
+/// None when there are none or the answer names none.
+fn choose(rows: &[Row], now: f64) -> anyhow::Result<Option<&Row>> {
+    if rows.is_empty() {
+        eprintln!("presence: no live sessions to open");
+        return Ok(None);
+    }
+    let mut table = Vec::new();
+    let style = output::TableStyle {
+        width: terminal_size::terminal_size_of(std::io::stderr())
+            .map(|(w, _)| usize::from(w.0).saturating_sub(5)),
+        color: false,
+        header: true,
+        now,
+    };
+    output::table(&mut table, rows, style)?;
+    let mut err = std::io::stderr().lock();
+    for (n, line) in String::from_utf8_lossy(&table).lines().enumerate() {
+        match n {
+            0 => writeln!(err, "     {line}")?,
+            n => writeln!(err, "{n:>3}  {line}")?,
+        }
+    }
+    drop(err);
+    let answer = ask(&format!("Open which session? [1-{}] ", rows.len()))?;
+    let pick = answer
+        .trim()
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| rows.get(i));
+    if pick.is_none() {
+        eprintln!("presence: no session chosen; not opened");
+    }
+    Ok(pick)
+}
+
+/// Asks on stderr and reads one line from stdin (empty at end of input).
+fn ask(prompt: &str) -> anyhow::Result<String> {
+    let mut err = std::io::stderr().lock();
+    write!(err, "{prompt}")?;
+    err.flush()?;
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .context("cannot read the answer")?;
+    Ok(answer)
+}
+
+fn yes(answer: &str) -> bool {
+    matches!(answer.trim(), "y" | "Y" | "yes" | "Yes" | "YES")
+}
+
+/// Runs the handler in this process's place (a terminal handler such as
+/// `tmux attach` takes over the terminal, and its exit status is ours).
+#[cfg(unix)]
+fn exec(argv: &[String]) -> Exit {
+    use std::os::unix::process::CommandExt as _;
+    let err = std::process::Command::new(&argv[0]).args(&argv[1..]).exec();
+    cannot_run(&argv[0], &err)
+}
+
+#[cfg(not(unix))]
+fn exec(argv: &[String]) -> Exit {
+    match std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .status()
+    {
+        Ok(status) => match status.code() {
+            Some(0) => Exit::Ok,
+            Some(code) => Exit::Child(u8::try_from(code).unwrap_or(1)),
+            None => Exit::Failure,
+        },
+        Err(err) => cannot_run(&argv[0], &err),
+    }
+}
+
+fn cannot_run(program: &str, err: &std::io::Error) -> Exit {
+    eprintln!(
+        "presence: error: cannot run {}: {err}",
+        safe(&open::shell_quote(program))
+    );
+    if err.kind() == std::io::ErrorKind::NotFound {
+        Exit::NotFound
+    } else {
+        Exit::CannotRun
+    }
+}
+
+/// What the `--json` rows of `list`, `show` and `watch` say about opening a
+/// session: the argv `presence open` would run, or why it would not.
+pub struct Opener {
+    handlers: Handlers,
+    host: String,
+}
+
+/// A row as `--json` prints it: the row's fields, `open` (the argv, or
+/// null) and `open_error` (null, or why not).
+#[derive(serde::Serialize)]
+pub struct OpenRow<'a> {
+    #[serde(flatten)]
+    row: &'a Row,
+    open: Option<Vec<String>>,
+    open_error: Option<String>,
+}
+
+impl Opener {
+    pub fn new(ctx: &Ctx) -> anyhow::Result<Opener> {
+        let handlers = Handlers::load(&ctx.selection(), &ctx.local)
+            .context("cannot load the configuration")?;
+        let host = ctx.registry()?.host().to_string();
+        Ok(Opener { handlers, host })
+    }
+
+    pub fn row<'a>(&self, row: &'a Row) -> OpenRow<'a> {
+        let r = &row.record;
+        let argv = if row.live {
+            let target = Target {
+                this_host: &self.host,
+                session_id: &r.session_id,
+                opener: open::platform_opener(),
+            };
+            open::argv(&r.endpoint, &self.handlers, target).map_err(|e| e.to_string())
+        } else {
+            Err(format!("the session is not live ({})", row.state))
+        };
+        match argv {
+            Ok(argv) => OpenRow {
+                row,
+                open: Some(argv),
+                open_error: None,
+            },
+            Err(why) => OpenRow {
+                row,
+                open: None,
+                open_error: Some(why),
+            },
+        }
+    }
+}
+
+/// The endpoint `publish` and `run` default to, when they can tell one:
+/// inside tmux (`$TMUX` set), `tmux://HOST/SESSION` for the session of this
+/// pane, if `presence open` would accept it. None elsewhere.
+pub fn here_endpoint(host: &str) -> Option<String> {
+    std::env::var_os("TMUX").filter(|v| !v.is_empty())?;
+    let mut tmux = std::process::Command::new("tmux");
+    tmux.arg("display-message").arg("-p");
+    // The pane this process runs in, not whichever client is active.
+    if let Some(pane) = std::env::var_os("TMUX_PANE").filter(|p| !p.is_empty()) {
+        tmux.arg("-t").arg(pane);
+    }
+    let out = tmux
+        .arg("#S")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let session = String::from_utf8(out.stdout).ok()?;
+    let endpoint = format!("tmux://{host}/{}", session.trim_end_matches('\n'));
+    let parsed = open::Endpoint::parse(&endpoint).ok()?;
+    parsed.tmux_session().ok()?;
+    Some(endpoint)
+}

@@ -1,0 +1,576 @@
+//! `presence open`: each built-in handler run for real against fake `ssh`,
+//! `mosh`, `tmux`, `xdg-open` and a configured program placed earlier on
+//! PATH that record the argv they get; refusals of hostile endpoints that
+//! run nothing; the confirmation for another device's sessions on a real
+//! pseudo-terminal; and a real `tmux attach` for this machine's session.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::harness::{Device, JsonEvent, Run, World, require_tool};
+
+/// Fake programs that write their argv (NUL-separated) to `argv-NAME` in
+/// `dir` and exit with status 7, so that the status is seen to pass through.
+fn fakes(dir: &Path, names: &[&str]) -> PathBuf {
+    let bin = dir.join("fakebin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for name in names {
+        let script = format!(
+            "#!/bin/sh\nprintf '%s\\0' \"$0\" \"$@\" > '{}/argv-{name}'\nexit 7\n",
+            dir.display()
+        );
+        let path = bin.join(name);
+        std::fs::write(&path, script).unwrap();
+        let mut perm = std::fs::metadata(&path).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+        std::fs::set_permissions(&path, perm).unwrap();
+    }
+    bin
+}
+
+/// What fake `name` was run with (without its own path), None if it never ran.
+fn argv_of(dir: &Path, name: &str) -> Option<Vec<String>> {
+    let raw = std::fs::read(dir.join(format!("argv-{name}"))).ok()?;
+    let text = String::from_utf8(raw).unwrap();
+    let mut argv: Vec<String> = text.split_terminator('\0').map(String::from).collect();
+    argv.remove(0);
+    Some(argv)
+}
+
+/// `cmd` with the fakes first on its PATH.
+fn with_fakes(mut cmd: Command, bin: &Path) -> Command {
+    let path = cmd
+        .get_envs()
+        .find(|(k, _)| *k == "PATH")
+        .and_then(|(_, v)| v)
+        .map(|v| v.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    cmd.env("PATH", format!("{}:{path}", bin.display()));
+    cmd
+}
+
+fn open(dev: &Device, bin: &Path, args: &[&str]) -> Run {
+    let mut cmd = with_fakes(dev.cmd(), bin);
+    let out = cmd
+        .arg("open")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Run {
+        args: args.iter().map(|s| s.to_string()).collect(),
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+const FAKES: &[&str] = &["ssh", "mosh", "tmux", "xdg-open", "wezterm"];
+
+/// Each built-in handler gets one argv element per part, runs in
+/// presence's place (its status is presence's), and `--print` prints the
+/// same argv shell-quoted and runs nothing.
+#[test]
+fn each_builtin_handler_runs_with_its_argv() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let desk = w.device("desk");
+    let bin = fakes(w.tmp.path(), FAKES);
+    let cases: &[(&str, &str, &str, &[&str])] = &[
+        (
+            "s-tmux",
+            "tmux://desk-far/work",
+            "ssh",
+            &["-t", "--", "desk-far", "tmux", "attach", "-t", "work"],
+        ),
+        (
+            "s-ssh",
+            "ssh://alice@desk-far:2222/srv/my%20app",
+            "ssh",
+            &[
+                "-t",
+                "-p",
+                "2222",
+                "--",
+                "alice@desk-far",
+                "cd -- '/srv/my app' && exec \"${SHELL:-/bin/sh}\" -l",
+            ],
+        ),
+        (
+            "s-mosh",
+            "mosh://bob@[fe80::1]:22",
+            "mosh",
+            &["--ssh=ssh -p 22", "--", "bob@fe80::1"],
+        ),
+        (
+            "s-web",
+            "https://example.org/board?x=1",
+            "xdg-open",
+            &["https://example.org/board?x=1"],
+        ),
+    ];
+    for (session, endpoint, _, _) in cases {
+        desk.publish(session, &["--endpoint", endpoint]);
+    }
+    for (session, endpoint, program, want) in cases {
+        let printed = open(&laptop, &bin, &[session, "--print"]).success();
+        for name in FAKES {
+            assert_eq!(argv_of(w.tmp.path(), name), None, "--print ran {name}");
+        }
+        let r = open(&laptop, &bin, &[session, "--yes"]).code(7);
+        let got = argv_of(w.tmp.path(), program)
+            .unwrap_or_else(|| panic!("{endpoint}: {program} did not run; stderr: {}", r.stderr));
+        assert_eq!(got, *want, "{endpoint}");
+        std::fs::remove_file(w.tmp.path().join(format!("argv-{program}"))).unwrap();
+        // The printed line, read back by a shell, is the same argv.
+        let echoed = Command::new(require_tool("bash"))
+            .args([
+                "-c",
+                &format!("printf '%s\\0' {}", printed.stdout.trim_end()),
+            ])
+            .output()
+            .unwrap();
+        let mut back: Vec<String> = String::from_utf8(echoed.stdout)
+            .unwrap()
+            .split_terminator('\0')
+            .map(String::from)
+            .collect();
+        assert_eq!(back.remove(0), *program, "{}", printed.stdout);
+        assert_eq!(back, *want, "{}", printed.stdout);
+    }
+}
+
+/// Hostile endpoints from another device are refused with exit 1 naming
+/// the part, and nothing runs, even with --yes.
+#[test]
+fn hostile_endpoints_run_nothing() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let desk = w.device("desk");
+    let bin = fakes(w.tmp.path(), FAKES);
+    let cases = [
+        ("h1", "ssh://-oProxyCommand=touch%20pwned/x", "host"),
+        ("h2", "tmux://desk-far/;rm%20-rf%20~", "session"),
+        ("h3", "ssh://--/x", "host"),
+        ("h4", "ssh://desk-far/x?-oProxyCommand=y", "endpoint"),
+        ("h5", "mosh://%2Dx@desk-far", "user"),
+        ("h6", "ssh://desk\u{2010}far/", "endpoint"),
+        ("h7", "tmux://desk-far/%2Dt", "session"),
+    ];
+    for (session, endpoint, _) in cases {
+        desk.publish(session, &["--endpoint", endpoint]);
+    }
+    for (session, endpoint, field) in cases {
+        for extra in [&["--yes"][..], &["--print"]] {
+            let mut args = vec![session];
+            args.extend_from_slice(extra);
+            let r = open(&laptop, &bin, &args).code(1);
+            assert!(
+                r.stderr.contains(&format!("the endpoint's {field} ")),
+                "{endpoint}: {}",
+                r.stderr
+            );
+            assert_eq!(r.stdout, "");
+        }
+    }
+    for name in FAKES {
+        assert_eq!(argv_of(w.tmp.path(), name), None, "{name} ran");
+    }
+    // A redacted endpoint and an unknown scheme say so.
+    let url = "https://example.org/ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    desk.publish("red", &["--endpoint", url]);
+    assert!(laptop.show("red").endpoint.contains("[redacted]"));
+    desk.publish("gopher", &["--endpoint", "gopher://desk-far/"]);
+    desk.publish("none", &[]);
+    let r = open(&laptop, &bin, &["red", "--yes"]).code(1);
+    assert!(r.stderr.contains("redacted"), "{}", r.stderr);
+    let r = open(&laptop, &bin, &["gopher", "--yes"]).code(1);
+    assert!(
+        r.stderr
+            .contains("handlers exist for: http, https, mosh, ssh, tmux"),
+        "{}",
+        r.stderr
+    );
+    let r = open(&laptop, &bin, &["none", "--yes"]).code(1);
+    assert!(r.stderr.contains("no endpoint"), "{}", r.stderr);
+}
+
+/// Ids, keys and prefixes; this device's sessions open without asking;
+/// another device's need --yes off a terminal; no ID off a terminal is a
+/// usage error.
+#[test]
+fn resolution_and_confirmation_off_a_terminal() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let desk = w.device("desk");
+    let bin = fakes(w.tmp.path(), FAKES);
+    laptop.publish(
+        "mine-1",
+        &["--endpoint", "tmux://desk-far/mine", "--key", "k-mine"],
+    );
+    desk.publish("theirs-1", &["--endpoint", "tmux://desk-far/theirs"]);
+    desk.publish("theirs-2", &["--endpoint", "tmux://desk-far/two"]);
+
+    let tmux_session = |w: &World| argv_of(w.tmp.path(), "ssh").map(|a| a[a.len() - 1].clone());
+    open(&laptop, &bin, &["mine"]).code(7);
+    assert_eq!(tmux_session(&w).as_deref(), Some("mine"));
+    open(&laptop, &bin, &["k-mine"]).code(7);
+    let r = open(&laptop, &bin, &["theirs"]).code(2);
+    assert!(r.stderr.contains("theirs-1, theirs-2"), "{}", r.stderr);
+    std::fs::remove_file(w.tmp.path().join("argv-ssh")).unwrap();
+    let r = open(&laptop, &bin, &["theirs-2"]).code(2);
+    assert!(r.stderr.contains("--yes"), "{}", r.stderr);
+    assert_eq!(tmux_session(&w), None);
+    open(&laptop, &bin, &["theirs-2", "--yes"]).code(7);
+    assert_eq!(tmux_session(&w).as_deref(), Some("two"));
+    open(&laptop, &bin, &["nothing-like-it"]).code(1);
+    let r = open(&laptop, &bin, &[]).code(2);
+    assert!(r.stderr.contains("presence open ID"), "{}", r.stderr);
+}
+
+/// `list --json`, `show --json` and `watch --json` rows carry the argv
+/// `presence open` would run, or null and the reason.
+#[test]
+fn json_rows_say_how_to_open() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let desk = w.device("desk");
+    desk.publish("good", &["--endpoint", "ssh://al@desk-far:2200/"]);
+    desk.publish("bad", &["--endpoint", "ssh://-oProxyCommand=x/"]);
+    let want = ["ssh", "-t", "-p", "2200", "--", "al@desk-far"].map(String::from);
+    let rows = laptop.list(&[]);
+    let good = rows.iter().find(|r| r.session_id == "good").unwrap();
+    assert_eq!(good.open.as_deref(), Some(&want[..]));
+    assert_eq!(good.open_error, None);
+    let bad = laptop.show("bad");
+    assert_eq!(bad.open, None);
+    assert!(
+        bad.open_error.as_deref().unwrap().contains("host"),
+        "{bad:?}"
+    );
+    let out = laptop
+        .program(require_tool("timeout"))
+        .args(["-s", "INT", "3", "presence", "watch", "--json"])
+        .output()
+        .unwrap();
+    let events: Vec<JsonEvent> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(JsonEvent::parse)
+        .collect();
+    let up = events
+        .iter()
+        .find(|e| e.session() == Some("good"))
+        .expect("an up event for the session");
+    assert_eq!(up.row().open.as_deref(), Some(&want[..]));
+}
+
+/// A configured handler replaces the built-in one for its scheme, and
+/// `config show` lists it with the built-ins.
+#[test]
+fn configured_handlers() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let desk = w.device("desk");
+    let bin = fakes(w.tmp.path(), FAKES);
+    let config = std::fs::read_to_string(laptop.config_path()).unwrap();
+    laptop.write_config(&format!(
+        "{config}\n[open.handlers.tmux]\ncommand = [\"wezterm\", \"ssh\", \"{{user_at_host}}\", \
+         \"--\", \"tmux\", \"attach\", \"-t\", \"{{session}}\"]\n\
+         [open.handlers.vnc]\ncommand = [\"wezterm\", \"--host={{host}}\", \"{{port}}\", \"{{session_id}}\"]\n"
+    ));
+    desk.publish("t", &["--endpoint", "tmux://al@desk-far/work"]);
+    desk.publish("v", &["--endpoint", "vnc://desk-far:5901"]);
+    desk.publish("v2", &["--endpoint", "vnc://desk-far"]);
+    open(&laptop, &bin, &["t", "--yes"]).code(7);
+    assert_eq!(
+        argv_of(w.tmp.path(), "wezterm").unwrap(),
+        ["ssh", "al@desk-far", "--", "tmux", "attach", "-t", "work"]
+    );
+    open(&laptop, &bin, &["v", "--yes"]).code(7);
+    assert_eq!(
+        argv_of(w.tmp.path(), "wezterm").unwrap(),
+        ["--host=desk-far", "5901", "v"]
+    );
+    let r = open(&laptop, &bin, &["v2", "--yes"]).code(1);
+    assert!(r.stderr.contains("has no port"), "{}", r.stderr);
+    assert_eq!(argv_of(w.tmp.path(), "ssh"), None);
+
+    let shown = laptop.run(&["config", "show"]).success().stdout;
+    assert!(
+        shown.contains("[open.handlers.tmux]\ncommand = [\"wezterm\""),
+        "{shown}"
+    );
+    assert!(shown.contains("[open.handlers.vnc]"), "{shown}");
+    assert!(shown.contains("# ssh (built-in): ssh -t"), "{shown}");
+    assert!(
+        shown.contains("# https (built-in): xdg-open {url}"),
+        "{shown}"
+    );
+    // The output is TOML that parses.
+    toml_parses(&shown);
+
+    laptop.write_config(&format!(
+        "{config}\n[open.handlers.x]\ncommand = [\"{{host}}\"]\n"
+    ));
+    let r = open(&laptop, &bin, &["t", "--yes"]).code(1);
+    assert!(r.stderr.contains("[open.handlers.x]"), "{}", r.stderr);
+}
+
+fn toml_parses(text: &str) {
+    let out = Command::new(require_tool("python3"))
+        .args(["-c", "import sys, tomllib; tomllib.loads(sys.stdin.read())"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write as _;
+            child.stdin.take().unwrap().write_all(text.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success(), "not TOML:\n{text}");
+}
+
+/// Runs `presence ARGS` on a pseudo-terminal with `input` typed in;
+/// returns what the terminal showed and the exit status.
+fn on_pty(dev: &Device, bin: &Path, args: &str, input: &str) -> (String, i32) {
+    let mut cmd = with_fakes(dev.program(require_tool("script")), bin);
+    cmd.env("TERM", "xterm-256color")
+        .args([
+            "-qec",
+            &format!("stty cols 200; presence {args}"),
+            "/dev/null",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    {
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// On a terminal: another device's session asks first (no runs nothing,
+/// yes runs); no ID shows the numbered table and opens the chosen row.
+#[test]
+fn confirmation_and_choice_on_a_terminal() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let desk = w.device("desk");
+    let bin = fakes(w.tmp.path(), FAKES);
+    desk.publish(
+        "far-1",
+        &["--endpoint", "ssh://desk-far", "--title", "Far away"],
+    );
+
+    let (screen, code) = on_pty(&laptop, &bin, "open far-1", "n\n");
+    assert_eq!(code, 1, "{screen}");
+    assert!(screen.contains("published by another device"), "{screen}");
+    assert!(
+        screen.contains("Open it by running: ssh -t -- desk-far"),
+        "{screen}"
+    );
+    assert_eq!(argv_of(w.tmp.path(), "ssh"), None);
+
+    let (screen, code) = on_pty(&laptop, &bin, "open far-1", "y\n");
+    assert_eq!(code, 7, "{screen}");
+    assert_eq!(
+        argv_of(w.tmp.path(), "ssh").unwrap(),
+        ["-t", "--", "desk-far"]
+    );
+    std::fs::remove_file(w.tmp.path().join("argv-ssh")).unwrap();
+
+    let (screen, code) = on_pty(&laptop, &bin, "open far-1 --yes", "");
+    assert_eq!(code, 7, "{screen}");
+    assert!(!screen.contains("Open it?"), "{screen}");
+    std::fs::remove_file(w.tmp.path().join("argv-ssh")).unwrap();
+
+    // No ID: the table, numbered, and a question.
+    laptop.publish("near-1", &["--endpoint", "https://example.org/near"]);
+    let (screen, code) = on_pty(&laptop, &bin, "open", "2\ny\n");
+    assert_eq!(code, 7, "{screen}");
+    assert!(screen.contains("SESSION"), "{screen}");
+    assert!(screen.contains("Open which session? [1-2]"), "{screen}");
+    let numbered: Vec<&str> = screen
+        .lines()
+        .filter(|l| l.trim_start().starts_with(['1', '2']) && l.contains("-1"))
+        .collect();
+    assert_eq!(numbered.len(), 2, "{screen}");
+    let far = numbered.iter().find(|l| l.contains("far-1")).unwrap();
+    let pick = far.trim_start().split(' ').next().unwrap();
+    let (screen, code) = on_pty(&laptop, &bin, "open", &format!("{pick}\ny\n"));
+    assert_eq!(code, 7, "{screen}");
+    assert_eq!(
+        argv_of(w.tmp.path(), "ssh").unwrap(),
+        ["-t", "--", "desk-far"]
+    );
+    let (screen, code) = on_pty(&laptop, &bin, "open", "9\n");
+    assert_eq!(code, 1, "{screen}");
+    assert!(screen.contains("no session chosen"), "{screen}");
+}
+
+/// Stops the tmux server of a test, whatever happens to the test.
+struct TmuxServer {
+    tmux: PathBuf,
+    tmpdir: PathBuf,
+}
+
+impl TmuxServer {
+    fn cmd(&self) -> Command {
+        let mut c = Command::new(&self.tmux);
+        c.env_clear()
+            .env("TMUX_TMPDIR", &self.tmpdir)
+            .env("TERM", "xterm-256color")
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        c
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let _ = self.cmd().arg("kill-server").stderr(Stdio::null()).status();
+    }
+}
+
+/// `tmux://THIS-HOST/SESSION` attaches to the local tmux session for real,
+/// on a pseudo-terminal, and `presence open` ends when the client detaches.
+#[test]
+fn a_local_tmux_session_is_attached_for_real() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let server = TmuxServer {
+        tmux: require_tool("tmux"),
+        tmpdir: w.tmp.path().join("tmux"),
+    };
+    std::fs::create_dir_all(&server.tmpdir).unwrap();
+    let ok = server
+        .cmd()
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            "work",
+            "-x",
+            "80",
+            "-y",
+            "24",
+            "sleep 300",
+        ])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    laptop.publish("s-work", &[]);
+    let host = laptop.show("s-work").host;
+    laptop.publish("s-work", &["--endpoint", &format!("tmux://{host}/work")]);
+
+    let mut cmd = laptop.program(require_tool("script"));
+    cmd.env("TERM", "xterm-256color")
+        .env("TMUX_TMPDIR", &server.tmpdir)
+        .args(["-qec", "presence open s-work", "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let clients = || {
+        let out = server
+            .cmd()
+            .args(["list-clients", "-F", "#{client_session}"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let start = Instant::now();
+    while clients().trim() != "work" {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no client attached; exited: {:?}",
+            child.try_wait()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        child.try_wait().unwrap(),
+        None,
+        "presence open ended while attached"
+    );
+    let ok = server
+        .cmd()
+        .args(["detach-client", "-s", "work"])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "still attached");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+}
+
+/// Inside tmux, `publish` and `run` default the endpoint to the tmux
+/// session they run in; `--endpoint` wins; a patch keeps the endpoint the
+/// record has; outside tmux there is none.
+#[test]
+fn publish_and_run_inside_tmux_default_to_its_session() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let server = TmuxServer {
+        tmux: require_tool("tmux"),
+        tmpdir: w.tmp.path().join("tmux"),
+    };
+    std::fs::create_dir_all(&server.tmpdir).unwrap();
+    // Another client: the same client on the same endpoint would be the
+    // run's predecessor, superseded by it (docs/record-format.md).
+    let script = "presence publish --session p-plain --client shell \
+        && presence publish --session p-given --endpoint ssh://desk-far/ \
+        && presence publish --session p-kept --endpoint https://example.org/ \
+        && presence publish --session p-kept --status waiting \
+        && presence run --session r-run -- sleep 30";
+    let ok = laptop
+        .program(&server.tmux)
+        .env("TMUX_TMPDIR", &server.tmpdir)
+        .env("TERM", "xterm-256color")
+        .args(["new-session", "-d", "-s", "dev-1", script])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let start = Instant::now();
+    let rows = loop {
+        let rows = laptop.list(&[]);
+        if rows.iter().any(|r| r.session_id == "r-run") {
+            break rows;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "{rows:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let endpoint = |id: &str| {
+        rows.iter()
+            .find(|r| r.session_id == id)
+            .map(|r| r.endpoint.clone())
+            .unwrap_or_else(|| panic!("no {id} in {rows:?}"))
+    };
+    let host = &rows[0].host;
+    assert_eq!(endpoint("p-plain"), format!("tmux://{host}/dev-1"));
+    assert_eq!(endpoint("r-run"), format!("tmux://{host}/dev-1"));
+    assert_eq!(endpoint("p-given"), "ssh://desk-far/");
+    assert_eq!(endpoint("p-kept"), "https://example.org/");
+    // `presence open` on that record attaches locally.
+    let printed = laptop.run(&["open", "p-plain", "--print"]).success();
+    assert_eq!(printed.stdout, "tmux attach -t dev-1\n");
+    // Outside tmux, none.
+    laptop.publish("outside", &[]);
+    assert_eq!(laptop.show("outside").endpoint, "");
+}
