@@ -54,7 +54,7 @@ complete -c presence -n "__fish_presence_using_subcommand publish" -l model -d '
 complete -c presence -n "__fish_presence_using_subcommand publish" -l cwd -d 'Working directory to show' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l client -d 'Client name [default: the profile\'s `client`, "terminal"]' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l source -d 'Source of the session (cli, telegram, …)' -r
-complete -c presence -n "__fish_presence_using_subcommand publish" -l endpoint -d 'Private attach hint that `presence open` acts on (tmux://HOST/SESSION, ssh://…, https://…); credentials are stripped [default inside tmux: tmux://HOST/SESSION]' -r
+complete -c presence -n "__fish_presence_using_subcommand publish" -l endpoint -d 'Private attach hint that `presence open` acts on (tmux://HOST/SESSION, ssh://…, https://…); credentials are stripped [default inside tmux: tmux://HOST/SESSION:WINDOW.PANE]' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l meta -d 'Extra label; repeat for more (at most 32). KEY= (empty) removes the label' -r
 complete -c presence -n "__fish_presence_using_subcommand publish" -l unset -d 'Empty a field this device published before; repeat for more' -r -f -a "title\t''
 model\t''
@@ -174,7 +174,7 @@ complete -c presence -n "__fish_presence_using_subcommand run" -l model -d 'Mode
 complete -c presence -n "__fish_presence_using_subcommand run" -l cwd -d 'Working directory to show' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l client -d 'Client name [default: the profile\'s `client`, "terminal"]' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l source -d 'Source of the session (cli, telegram, …)' -r
-complete -c presence -n "__fish_presence_using_subcommand run" -l endpoint -d 'Private attach hint that `presence open` acts on (tmux://HOST/SESSION, ssh://…, https://…); credentials are stripped [default inside tmux: tmux://HOST/SESSION]' -r
+complete -c presence -n "__fish_presence_using_subcommand run" -l endpoint -d 'Private attach hint that `presence open` acts on (tmux://HOST/SESSION, ssh://…, https://…); credentials are stripped [default inside tmux: tmux://HOST/SESSION:WINDOW.PANE]' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l meta -d 'Extra label; repeat for more (at most 32). KEY= (empty) removes the label' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l unset -d 'Empty a field this device published before; repeat for more' -r -f -a "title\t''
 model\t''

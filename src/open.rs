@@ -195,12 +195,34 @@ impl Endpoint {
         }
         let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+' | '@' | ',');
         no_dash("session", session)?;
-        if let Some(c) = session.chars().find(|&c| !ok(c)) {
+        // A tmux target: SESSION, or SESSION:WINDOW[.PANE] with indexes
+        // (what `publish` and `run` write, so that two panes of one tmux
+        // session are two endpoints).
+        let (name, place) = match session.split_once(':') {
+            Some((name, place)) => (name, Some(place)),
+            None => (session, None),
+        };
+        if let Some(c) = name.chars().find(|&c| !ok(c)) {
             return Err(invalid(
                 "session",
                 session,
                 format!("contains {c:?}; a session name is letters, digits and _-+@,"),
             ));
+        }
+        if let Some(place) = place {
+            let index =
+                |t: &str| !t.is_empty() && t.len() <= 6 && t.bytes().all(|b| b.is_ascii_digit());
+            let fits = match place.split_once('.') {
+                Some((window, pane)) => index(window) && index(pane),
+                None => index(place),
+            };
+            if name.is_empty() || !fits {
+                return Err(invalid(
+                    "session",
+                    session,
+                    "is not SESSION or SESSION:WINDOW[.PANE] with numeric indexes",
+                ));
+            }
         }
         Ok(session.to_string())
     }
@@ -720,6 +742,8 @@ mod tests {
                 &["tmux", "attach", "-t", "work"],
             ),
             ("tmux://localhost/w-2", &["tmux", "attach", "-t", "w-2"]),
+            ("tmux://laptop/work:1", &["tmux", "attach", "-t", "work:1"]),
+            ("tmux://laptop/work:1.0", &["tmux", "attach", "-t", "work:1.0"]),
             (
                 "tmux://desk/work",
                 &["ssh", "-t", "--", "desk", "tmux", "attach", "-t", "work"],
@@ -808,6 +832,14 @@ mod tests {
             ("ssh://desk:-22", "port"),
             ("tmux://desk/-t", "session"),
             ("tmux://laptop/--help", "session"),
+            // tmux targets: SESSION:WINDOW[.PANE] with indexes only.
+            ("tmux://laptop/work:", "session"),
+            ("tmux://laptop/:1", "session"),
+            ("tmux://laptop/work:a", "session"),
+            ("tmux://laptop/work:1.", "session"),
+            ("tmux://laptop/work:1.0.2", "session"),
+            ("tmux://laptop/work:1:2", "session"),
+            ("tmux://laptop/work:-1", "session"),
             ("mosh://--ssh=sh@desk", "user"),
             ("mosh://-desk", "host"),
             ("tmux://-L/x", "host"),

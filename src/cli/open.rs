@@ -256,8 +256,10 @@ impl Opener {
 }
 
 /// The endpoint `publish` and `run` default to, when they can tell one:
-/// inside tmux (`$TMUX` set), `tmux://HOST/SESSION` for the session of this
-/// pane, if `presence open` would accept it. None elsewhere.
+/// inside tmux (`$TMUX` set), `tmux://HOST/SESSION:WINDOW.PANE` for this
+/// pane, if `presence open` would accept it; None elsewhere. The pane is in
+/// it because sessions with one endpoint are successors of each other
+/// (dedupe): two agents in two panes of one tmux session must not be.
 pub fn here_endpoint(host: &str) -> Option<String> {
     std::env::var_os("TMUX").filter(|v| !v.is_empty())?;
     let mut tmux = std::process::Command::new("tmux");
@@ -267,7 +269,7 @@ pub fn here_endpoint(host: &str) -> Option<String> {
         tmux.arg("-t").arg(pane);
     }
     let out = tmux
-        .arg("#S")
+        .arg("#S:#{window_index}.#{pane_index}")
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .output()

@@ -35,7 +35,7 @@ pub struct FieldArgs {
     #[arg(long, value_name = "S")]
     pub source: Option<String>,
     /// Private attach hint that `presence open` acts on (tmux://HOST/SESSION, ssh://…,
-    /// https://…); credentials are stripped [default inside tmux: tmux://HOST/SESSION]
+    /// https://…); credentials are stripped [default inside tmux: tmux://HOST/SESSION:WINDOW.PANE]
     #[arg(long, value_name = "URL")]
     pub endpoint: Option<String>,
     /// Extra label; repeat for more (at most 32). KEY= (empty) removes the label

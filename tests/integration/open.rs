@@ -547,10 +547,26 @@ fn publish_and_run_inside_tmux_default_to_its_session() {
         .status()
         .unwrap();
     assert!(ok.success());
+    // A second pane of the same tmux session, same client: its own endpoint,
+    // so not a successor of p-plain.
+    let ok = laptop
+        .program(&server.tmux)
+        .env("TMUX_TMPDIR", &server.tmpdir)
+        .args([
+            "split-window",
+            "-t",
+            "dev-1:0",
+            "presence publish --session p-pane --client shell; sleep 30",
+        ])
+        .status()
+        .unwrap();
+    assert!(ok.success());
     let start = Instant::now();
     let rows = loop {
         let rows = laptop.list(&[]);
-        if rows.iter().any(|r| r.session_id == "r-run") {
+        if rows.iter().any(|r| r.session_id == "r-run")
+            && rows.iter().any(|r| r.session_id == "p-pane")
+        {
             break rows;
         }
         assert!(start.elapsed() < Duration::from_secs(20), "{rows:?}");
@@ -563,13 +579,14 @@ fn publish_and_run_inside_tmux_default_to_its_session() {
             .unwrap_or_else(|| panic!("no {id} in {rows:?}"))
     };
     let host = &rows[0].host;
-    assert_eq!(endpoint("p-plain"), format!("tmux://{host}/dev-1"));
-    assert_eq!(endpoint("r-run"), format!("tmux://{host}/dev-1"));
+    assert_eq!(endpoint("p-plain"), format!("tmux://{host}/dev-1:0.0"));
+    assert_eq!(endpoint("r-run"), format!("tmux://{host}/dev-1:0.0"));
+    assert_eq!(endpoint("p-pane"), format!("tmux://{host}/dev-1:0.1"));
     assert_eq!(endpoint("p-given"), "ssh://desk-far/");
     assert_eq!(endpoint("p-kept"), "https://example.org/");
     // `presence open` on that record attaches locally.
     let printed = laptop.run(&["open", "p-plain", "--print"]).success();
-    assert_eq!(printed.stdout, "tmux attach -t dev-1\n");
+    assert_eq!(printed.stdout, "tmux attach -t dev-1:0.0\n");
     // Outside tmux, none.
     laptop.publish("outside", &[]);
     assert_eq!(laptop.show("outside").endpoint, "");
