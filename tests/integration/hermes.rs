@@ -377,3 +377,93 @@ fn hermes_hooks_test_cli_and_a_gone_owner() {
         "the record of an exited Hermes stays live"
     );
 }
+
+/// The built-in `hermes` profile reads Hermes' own directory where Hermes
+/// keeps it, and leaves Hermes' records to Hermes: no clear, no refresh, no
+/// expire there — while in a synced folder `expire` collects the same
+/// expired record as usual.
+#[test]
+fn hermes_directory_is_read_in_place_and_left_to_hermes() {
+    let w = World::new();
+    let dev = w.device("laptop");
+    let hermes_home = w.tmp.path().join("hermes-home");
+    let active = hermes_home.join("session-presence/active");
+    let t = crate::harness::now();
+    let hermes_record = |session: &str, updated: f64| {
+        json!({"version": 1, "session_id": session, "session_key": session, "status": "idle",
+               "title": "From Hermes", "model": "m", "cwd": "/w", "source": "cli",
+               "client": "", "profile": "", "endpoint": "", "host": "laptop", "pid": 4242,
+               "instance_id": "laptop-4242", "updated_at": updated,
+               "expires_at": updated + 90.0, "metadata": {}})
+    };
+    for dir in [&active, &w.shared()] {
+        crate::harness::write_record(dir, "laptop-4242.live.json", &hermes_record("live", t));
+        crate::harness::write_record(
+            dir,
+            "laptop-4242.old.json",
+            &hermes_record("old", t - 7200.0),
+        );
+    }
+    let presence = |env: &[(&str, &Path)], args: &[&str]| {
+        let mut c = dev.cmd();
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let out = c.args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let home: &[(&str, &Path)] = &[("HERMES_HOME", &hermes_home)];
+    let listed = |env: &[(&str, &Path)]| {
+        let rows: Vec<JsonRow> = crate::harness::parse_json(
+            &presence(env, &["--profile", "hermes", "list", "--json"]),
+            "list",
+        );
+        sessions(&rows)
+    };
+    assert_eq!(listed(home), ["live"]);
+    // HERMES_SESSION_PRESENCE_DIR names the directory itself.
+    let elsewhere = w.tmp.path().join("elsewhere");
+    crate::harness::write_record(&elsewhere, "h-1.other.json", &hermes_record("other", t));
+    assert_eq!(
+        listed(&[
+            ("HERMES_HOME", &hermes_home),
+            ("HERMES_SESSION_PRESENCE_DIR", &elsewhere)
+        ]),
+        ["other"]
+    );
+
+    // Two hours on, both of Hermes' records are long dead: still Hermes' to remove.
+    let later = |env: &[(&str, &Path)], args: &[&str]| {
+        let mut c = crate::harness::faked(dev.cmd(), "+7200");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        crate::harness::run_ok(c.args(args));
+    };
+    presence(home, &["--profile", "hermes", "clear", "--session", "live"]);
+    presence(home, &["--profile", "hermes", "refresh"]);
+    later(home, &["--profile", "hermes", "expire"]);
+    let files = |dir: &Path| {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        files(&active),
+        ["laptop-4242.live.json", "laptop-4242.old.json"]
+    );
+    assert_eq!(listed(home), ["live"]);
+    let live = std::fs::read_to_string(active.join("laptop-4242.live.json")).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&live).unwrap(),
+        hermes_record("live", t)
+    );
+    // The same records in a synced folder are garbage once dead past gc_after.
+    later(&[], &["expire"]);
+    assert_eq!(files(&w.shared()), Vec::<String>::new());
+}
