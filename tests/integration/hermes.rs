@@ -463,6 +463,44 @@ fn hermes_directory_is_read_in_place_and_left_to_hermes() {
         serde_json::from_str::<Value>(&live).unwrap(),
         hermes_record("live", t)
     );
+    // A credential in a record Hermes wrote: listed redacted, and doctor
+    // says where it comes from and that Hermes removes it from here.
+    let mut leaky = hermes_record("leaky", crate::harness::now());
+    leaky["title"] = json!("deploy with ghp_0123456789abcdefghijABCDEFGHIJ012345");
+    crate::harness::write_record(&active, "laptop-4242.leaky.json", &leaky);
+    let rows: Vec<JsonRow> = crate::harness::parse_json(
+        &presence(home, &["--profile", "hermes", "list", "--json"]),
+        "list",
+    );
+    assert_eq!(only(&rows, "leaky").title, "deploy with [redacted]");
+    // Only the secrets check matters here; the others (the directory's
+    // mode, the refresher) decide the exit status.
+    let out = dev
+        .cmd()
+        .env("HERMES_HOME", &hermes_home)
+        .args(["--profile", "hermes", "doctor", "--json"])
+        .output()
+        .unwrap();
+    let checks: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let secrets = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "secrets")
+        .unwrap_or_else(|| panic!("no secrets check: {checks:#}"));
+    assert!(
+        secrets["message"]
+            .as_str()
+            .unwrap()
+            .contains("laptop-4242.leaky.json")
+    );
+    let fix = secrets["fix"].as_str().unwrap();
+    assert!(
+        fix.contains("as Hermes Agent writes its records") && fix.contains("leaves to Hermes"),
+        "{fix}"
+    );
+    assert!(!checks.to_string().contains("ghp_0123"));
+
     // The same records in a synced folder are garbage once dead past gc_after.
     later(&[], &["expire"]);
     assert_eq!(files(&w.shared()), Vec::<String>::new());
