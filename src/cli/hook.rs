@@ -20,7 +20,7 @@ use presence::{ListOptions, PublishRequest, Registry};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Ctx, Exit};
+use super::{Ctx, Exit, UsageError};
 
 /// The most stdin that is read: `pre_llm_call` carries the whole
 /// conversation, but nothing Hermes sends comes near this.
@@ -86,6 +86,15 @@ pub fn run(ctx: &Ctx, args: HookArgs) -> anyhow::Result<Exit> {
 
 fn hermes(ctx: &Ctx) -> anyhow::Result<Exit> {
     let stdin = std::io::stdin().lock();
+    if std::io::IsTerminal::is_terminal(&stdin) {
+        // Someone typed it: waiting for an event that never comes helps no one.
+        return Err(UsageError(
+            "`presence hook hermes` reads a Hermes hook event on stdin; Hermes runs it \
+             from the `hooks:` block of its config.yaml (see docs/integrations.md)"
+                .into(),
+        )
+        .into());
+    }
     let event: Event = match serde_json::from_reader(BufReader::new(stdin.take(MAX_EVENT_BYTES))) {
         Ok(e) => e,
         Err(e) => {

@@ -505,3 +505,23 @@ fn hermes_directory_is_read_in_place_and_left_to_hermes() {
     later(&[], &["expire"]);
     assert_eq!(files(&w.shared()), Vec::<String>::new());
 }
+
+/// Typed at a terminal, the hook says what it is for instead of waiting for
+/// an event that never comes.
+#[test]
+fn hermes_hook_at_a_terminal_says_what_it_reads() {
+    let w = World::new();
+    let dev = w.device("laptop");
+    let out = dev
+        .program(crate::harness::require_tool("script"))
+        .args(["-qec", "presence hook hermes", "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("reads a Hermes hook event on stdin"),
+        "{text}"
+    );
+}
