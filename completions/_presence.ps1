@@ -42,6 +42,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run a command, keeping its session published while it runs')
             [CompletionResult]::new('expire', 'expire', [CompletionResultType]::ParameterValue, 'Delete expired records, old tombstones, stale conflict copies and temp files')
             [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Print the live sessions, `ready`, then one line per change (up, update, down)')
+            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'Publish and clear sessions from an agent''s hook events (Hermes Agent)')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check the configuration, the directory, its sync engine and its records')
             [CompletionResult]::new('devices', 'devices', [CompletionResultType]::ParameterValue, 'List the devices with records in the directory and their learned clocks')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show or create the configuration file')
@@ -245,6 +246,43 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'presence;hook' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('hermes', 'hermes', [CompletionResultType]::ParameterValue, 'Hermes Agent''s shell hook: reads the event JSON on stdin, publishes or clears the session it names; prints nothing on stdout')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'presence;hook;hermes' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'presence;hook;help' {
+            [CompletionResult]::new('hermes', 'hermes', [CompletionResultType]::ParameterValue, 'Hermes Agent''s shell hook: reads the event JSON on stdin, publishes or clears the session it names; prints nothing on stdout')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'presence;hook;help;hermes' {
+            break
+        }
+        'presence;hook;help;help' {
+            break
+        }
         'presence;doctor' {
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
@@ -364,6 +402,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Run a command, keeping its session published while it runs')
             [CompletionResult]::new('expire', 'expire', [CompletionResultType]::ParameterValue, 'Delete expired records, old tombstones, stale conflict copies and temp files')
             [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Print the live sessions, `ready`, then one line per change (up, update, down)')
+            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'Publish and clear sessions from an agent''s hook events (Hermes Agent)')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check the configuration, the directory, its sync engine and its records')
             [CompletionResult]::new('devices', 'devices', [CompletionResultType]::ParameterValue, 'List the devices with records in the directory and their learned clocks')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show or create the configuration file')
@@ -396,6 +435,13 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             break
         }
         'presence;help;watch' {
+            break
+        }
+        'presence;help;hook' {
+            [CompletionResult]::new('hermes', 'hermes', [CompletionResultType]::ParameterValue, 'Hermes Agent''s shell hook: reads the event JSON on stdin, publishes or clears the session it names; prints nothing on stdout')
+            break
+        }
+        'presence;help;hook;hermes' {
             break
         }
         'presence;help;doctor' {

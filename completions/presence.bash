@@ -37,6 +37,9 @@ _presence() {
             presence,help)
                 cmd="presence__subcmd__help"
                 ;;
+            presence,hook)
+                cmd="presence__subcmd__hook"
+                ;;
             presence,list)
                 cmd="presence__subcmd__list"
                 ;;
@@ -106,6 +109,9 @@ _presence() {
             presence__subcmd__help,help)
                 cmd="presence__subcmd__help__subcmd__help"
                 ;;
+            presence__subcmd__help,hook)
+                cmd="presence__subcmd__help__subcmd__hook"
+                ;;
             presence__subcmd__help,list)
                 cmd="presence__subcmd__help__subcmd__list"
                 ;;
@@ -136,6 +142,21 @@ _presence() {
             presence__subcmd__help__subcmd__config,show)
                 cmd="presence__subcmd__help__subcmd__config__subcmd__show"
                 ;;
+            presence__subcmd__help__subcmd__hook,hermes)
+                cmd="presence__subcmd__help__subcmd__hook__subcmd__hermes"
+                ;;
+            presence__subcmd__hook,help)
+                cmd="presence__subcmd__hook__subcmd__help"
+                ;;
+            presence__subcmd__hook,hermes)
+                cmd="presence__subcmd__hook__subcmd__hermes"
+                ;;
+            presence__subcmd__hook__subcmd__help,help)
+                cmd="presence__subcmd__hook__subcmd__help__subcmd__help"
+                ;;
+            presence__subcmd__hook__subcmd__help,hermes)
+                cmd="presence__subcmd__hook__subcmd__help__subcmd__hermes"
+                ;;
             *)
                 ;;
         esac
@@ -143,7 +164,7 @@ _presence() {
 
     case "${cmd}" in
         presence)
-            opts="-v -q -h -V --profile --config --dir --verbose --quiet --help --version publish list ls show open clear refresh run expire watch doctor devices config completions help"
+            opts="-v -q -h -V --profile --config --dir --verbose --quiet --help --version publish list ls show open clear refresh run expire watch hook doctor devices config completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -481,7 +502,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__help)
-            opts="publish list show open clear refresh run expire watch doctor devices config completions help"
+            opts="publish list show open clear refresh run expire watch hook doctor devices config completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -634,6 +655,34 @@ _presence() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        presence__subcmd__help__subcmd__hook)
+            opts="hermes"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        presence__subcmd__help__subcmd__hook__subcmd__hermes)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         presence__subcmd__help__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -725,6 +774,100 @@ _presence() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        presence__subcmd__hook)
+            opts="-v -q -h --profile --config --dir --verbose --quiet --help hermes help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --profile)
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        presence__subcmd__hook__subcmd__help)
+            opts="hermes help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        presence__subcmd__hook__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        presence__subcmd__hook__subcmd__help__subcmd__hermes)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        presence__subcmd__hook__subcmd__hermes)
+            opts="-v -q -h --profile --config --dir --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --profile)
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

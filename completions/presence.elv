@@ -39,6 +39,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand run 'Run a command, keeping its session published while it runs'
             cand expire 'Delete expired records, old tombstones, stale conflict copies and temp files'
             cand watch 'Print the live sessions, `ready`, then one line per change (up, update, down)'
+            cand hook 'Publish and clear sessions from an agent''s hook events (Hermes Agent)'
             cand doctor 'Check the configuration, the directory, its sync engine and its records'
             cand devices 'List the devices with records in the directory and their learned clocks'
             cand config 'Show or create the configuration file'
@@ -231,6 +232,38 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'presence;hook'= {
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand hermes 'Hermes Agent''s shell hook: reads the event JSON on stdin, publishes or clears the session it names; prints nothing on stdout'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'presence;hook;hermes'= {
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'presence;hook;help'= {
+            cand hermes 'Hermes Agent''s shell hook: reads the event JSON on stdin, publishes or clears the session it names; prints nothing on stdout'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'presence;hook;help;hermes'= {
+        }
+        &'presence;hook;help;help'= {
+        }
         &'presence;doctor'= {
             cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
             cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
@@ -338,6 +371,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand run 'Run a command, keeping its session published while it runs'
             cand expire 'Delete expired records, old tombstones, stale conflict copies and temp files'
             cand watch 'Print the live sessions, `ready`, then one line per change (up, update, down)'
+            cand hook 'Publish and clear sessions from an agent''s hook events (Hermes Agent)'
             cand doctor 'Check the configuration, the directory, its sync engine and its records'
             cand devices 'List the devices with records in the directory and their learned clocks'
             cand config 'Show or create the configuration file'
@@ -361,6 +395,11 @@ set edit:completion:arg-completer[presence] = {|@words|
         &'presence;help;expire'= {
         }
         &'presence;help;watch'= {
+        }
+        &'presence;help;hook'= {
+            cand hermes 'Hermes Agent''s shell hook: reads the event JSON on stdin, publishes or clears the session it names; prints nothing on stdout'
+        }
+        &'presence;help;hook;hermes'= {
         }
         &'presence;help;doctor'= {
         }

@@ -135,6 +135,51 @@ pub struct Profile {
     pub label: String,
     /// Labels shown by list/watch. Default: `[label]`.
     pub show: ShowSet,
+    /// Whether `expire` deletes other writers' garbage in `dir`. True,
+    /// except in Hermes Agent's own local presence directory, where removing
+    /// Hermes' records is Hermes' job.
+    pub expires_others: bool,
+}
+
+/// The profile that exists without being defined: it reads Hermes Agent's
+/// presence directory in place ([`hermes_dir`]), showing every label.
+pub(crate) const HERMES_PROFILE: &str = "hermes";
+
+/// Hermes Agent's local presence directory, found the way Hermes finds it:
+/// `HERMES_SESSION_PRESENCE_DIR` names the directory itself; otherwise it
+/// is `$HERMES_HOME/session-presence/active`, with `HERMES_HOME` defaulting
+/// to `~/.hermes`. Like Hermes, values are trimmed and taken as given (no
+/// `~`), a relative one against the current directory.
+pub(crate) fn hermes_dir(home: &Path) -> PathBuf {
+    hermes_dir_from(
+        std::env::var_os("HERMES_SESSION_PRESENCE_DIR"),
+        std::env::var_os("HERMES_HOME"),
+        home,
+        &std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+    )
+}
+
+/// Whether `dir` is Hermes Agent's local presence directory.
+fn is_hermes_dir(dir: &Path, home: &Path) -> bool {
+    resolve_existing(dir) == resolve_existing(&hermes_dir(home))
+}
+
+fn hermes_dir_from(
+    presence_dir: Option<std::ffi::OsString>,
+    hermes_home: Option<std::ffi::OsString>,
+    home: &Path,
+    cwd: &Path,
+) -> PathBuf {
+    let set = |v: Option<std::ffi::OsString>| {
+        v.map(|v| PathBuf::from(v.to_string_lossy().trim()))
+            .filter(|p| !p.as_os_str().is_empty())
+    };
+    let dir = match (set(presence_dir), set(hermes_home)) {
+        (Some(dir), _) => dir,
+        (None, Some(hermes_home)) => hermes_home.join("session-presence/active"),
+        (None, None) => home.join(".hermes/session-presence/active"),
+    };
+    cwd.join(dir)
 }
 
 impl Profile {
@@ -359,7 +404,9 @@ impl Config {
         }
     }
 
-    /// The names of the profiles that can be selected (`default` always can).
+    /// The names of the profiles that can be selected (`default` always
+    /// can; so can [`HERMES_PROFILE`], which is left out here so that
+    /// `refresh --all-profiles` does not reach into Hermes' directory).
     pub fn profile_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.profiles.keys().cloned().collect();
         if !self.profiles.contains_key("default") {
@@ -381,6 +428,12 @@ impl Config {
         let settings = match self.profiles.get(name) {
             Some(s) => s.clone(),
             None if name == "default" => ProfileSettings::default(),
+            None if name == HERMES_PROFILE => ProfileSettings {
+                dir: Some(hermes_dir(&local.home).to_string_lossy().into_owned()),
+                label: Some("default".into()),
+                show: Some(vec!["*".into()]),
+                ..ProfileSettings::default()
+            },
             None => {
                 return Err(ConfigError::UnknownProfile {
                     name: name.into(),
@@ -460,6 +513,7 @@ impl Config {
             }
             None => (local.data.join(name), true),
         };
+        let expires_others = !is_hermes_dir(&dir, &local.home);
         Ok(Profile {
             name: name.into(),
             dir,
@@ -471,6 +525,7 @@ impl Config {
             clock_margin,
             client: settings.client.clone().unwrap_or_else(|| "terminal".into()),
             strict: settings.strict.unwrap_or(false),
+            expires_others,
             label,
             show,
         })
@@ -644,6 +699,7 @@ pub(crate) fn resolve(selection: &Selection, local: &LocalDirs) -> Result<(Profi
         check_dir(dir, &local.home, "--dir".into(), true)?;
         profile.dir = dir.clone();
         profile.dir_is_default = false;
+        profile.expires_others = !is_hermes_dir(dir, &local.home);
     }
     Ok((profile, source))
 }
@@ -663,6 +719,7 @@ pub(crate) fn resolve_all(selection: &Selection, local: &LocalDirs) -> Result<Ve
             if let Some(dir) = &selection.dir {
                 p.dir = dir.clone();
                 p.dir_is_default = false;
+                p.expires_others = !is_hermes_dir(dir, &local.home);
             }
             Ok(p)
         })
@@ -736,6 +793,43 @@ mod tests {
         assert_eq!(keys, want, "a setting without its default in the example");
         let builtin = Config::default().profile(None, &src(), &local()).unwrap();
         assert_eq!(profile(&text, None).unwrap(), builtin);
+    }
+
+    #[test]
+    fn hermes_dir_is_found_the_way_hermes_finds_it() {
+        let os = |s: &str| Some(std::ffi::OsString::from(s));
+        let (home, cwd) = (Path::new("/home/u"), Path::new("/w"));
+        let cases = [
+            (None, None, "/home/u/.hermes/session-presence/active"),
+            (None, os("/srv/h"), "/srv/h/session-presence/active"),
+            (None, os("  "), "/home/u/.hermes/session-presence/active"),
+            (os("/p/d"), os("/srv/h"), "/p/d"),
+            (os(" rel/d "), None, "/w/rel/d"),
+            (os(""), os("h"), "/w/h/session-presence/active"),
+        ];
+        for (dir, hermes_home, want) in cases {
+            let what = format!("{dir:?} {hermes_home:?}");
+            assert_eq!(
+                hermes_dir_from(dir, hermes_home, home, cwd),
+                Path::new(want),
+                "{what}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_hermes_profile_is_built_in_and_a_defined_one_wins() {
+        let p = profile("", Some("hermes")).unwrap();
+        assert_eq!(p.dir, hermes_dir(Path::new("/home/u")));
+        assert_eq!((p.label.as_str(), &p.show), ("default", &ShowSet::All));
+        assert!(!p.dir_is_default && !p.expires_others);
+        let p = profile("[profiles.hermes]\ndir = \"/srv/x\"\n", Some("hermes")).unwrap();
+        assert_eq!(
+            (p.dir.as_path(), p.label.as_str()),
+            (Path::new("/srv/x"), "hermes")
+        );
+        assert!(p.expires_others);
+        assert!(profile("", None).unwrap().expires_others);
     }
 
     #[test]

@@ -80,7 +80,7 @@ pub(crate) fn run(registry: &Registry, config: &ConfigSource, now: f64) -> Vec<C
     out.extend(records::devices(registry, &listing, now));
     out.extend(refresher::refresher(registry, &listing));
     out.extend(records::foreign_claims(registry, &listing));
-    out.extend(records::secrets(&listing));
+    out.extend(records::secrets(&listing, p));
     out.extend(records::unreadable(&listing));
     out.push(records::garbage(registry, now));
     out

@@ -307,6 +307,10 @@ impl Registry {
         let mut out = ExpireOutcome::default();
         let mut gone = HashSet::new();
         for g in plan {
+            // In Hermes' own directory, Hermes removes what it wrote.
+            if !g.own && !self.profile.expires_others {
+                continue;
+            }
             if !gone.insert(g.file.clone()) {
                 continue;
             }

@@ -114,6 +114,16 @@ help!(
 );
 
 help!(
+    HOOK,
+    "  presence hook hermes                     # in Hermes' config.yaml `hooks:` block
+  presence --profile work hook hermes      # the same, into another profile's directory",
+    "  0  done, or ignored: an event of no interest, input that is not an event
+     (one line on stderr); nothing is ever printed on stdout
+  1  the record cannot be written (Hermes logs the stderr line and goes on)
+  2  stdin is a terminal: the event comes from Hermes"
+);
+
+help!(
     DOCTOR,
     "  presence doctor
   presence doctor --json",

@@ -9,6 +9,7 @@ mod doctor;
 pub mod exit;
 mod expire;
 mod help;
+mod hook;
 mod list;
 mod open;
 mod output;
@@ -95,6 +96,9 @@ pub enum Command {
     /// Print the live sessions, `ready`, then one line per change (up, update, down)
     #[command(after_help = help::WATCH)]
     Watch(watch::WatchArgs),
+    /// Publish and clear sessions from an agent's hook events (Hermes Agent)
+    #[command(after_help = help::HOOK)]
+    Hook(hook::HookArgs),
     /// Check the configuration, the directory, its sync engine and its records
     #[command(after_help = help::DOCTOR)]
     Doctor(doctor::DoctorArgs),
@@ -197,6 +201,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Run(a) => run::run(&ctx, a),
         Command::Expire(a) => expire::run(&ctx, a),
         Command::Watch(a) => watch::run(&ctx, a),
+        Command::Hook(a) => hook::run(&ctx, a),
         Command::Doctor(a) => doctor::run(&ctx, a),
         Command::Devices(a) => devices::run(&ctx, a),
         Command::Config(a) => config_cmd::run(&ctx, a),

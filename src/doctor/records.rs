@@ -238,21 +238,49 @@ pub(super) fn foreign_claims(registry: &Registry, listing: &Listing) -> Option<C
 }
 
 /// `secrets`: files that carried credentials, which listings show redacted.
-pub(super) fn secrets(listing: &Listing) -> Option<Check> {
+/// Records without a device id come from writers other than `presence`,
+/// such as Hermes Agent's own: the fix says where to stop them.
+pub(super) fn secrets(listing: &Listing, profile: &crate::Profile) -> Option<Check> {
+    let with = |r: &&crate::Row| !r.redactions.is_empty();
     let secrets: Vec<&str> = listing
         .rows
         .iter()
-        .filter(|r| !r.redactions.is_empty())
+        .filter(with)
         .map(|r| r.file.as_str())
         .collect();
     if secrets.is_empty() {
         return None;
     }
+    let foreign = listing
+        .rows
+        .iter()
+        .filter(with)
+        .filter(|r| !r.local && r.record.device_id.is_empty())
+        .count();
+    let mut fix = String::from("find the writer that published them and stop it");
+    if foreign > 0 {
+        fix.push_str(&format!(
+            "; of these, {foreign} have no device id, as Hermes Agent writes its records: keep \
+             credentials out of what Hermes publishes (session titles, endpoints), or let \
+             `presence hook hermes` publish its sessions, which redacts them (or, with \
+             `strict = true` in the profile, refuses them)"
+        ));
+    }
+    fix.push_str(if profile.expires_others {
+        "; `presence expire` or deleting the files removes them"
+    } else {
+        "; this is Hermes' own directory, which `presence expire` leaves to Hermes: delete \
+         the files or let Hermes remove them"
+    });
     Some(check(
         "secrets",
         Status::Warn,
-        format!("{} file(s) carry credentials (shown redacted): {}", secrets.len(), secrets.join(", ")),
-        Some("find the writer that published them and stop it; `presence expire` or deleting the files removes them".into()),
+        format!(
+            "{} file(s) carry credentials (shown redacted): {}",
+            secrets.len(),
+            secrets.join(", ")
+        ),
+        Some(fix),
     ))
 }
 

@@ -490,6 +490,10 @@ fn scripts_test_installs_what_is_missing_or_says_how() {
             std::os::unix::fs::symlink(found, bin.join(&tool)).unwrap();
         }
     }
+    // The Hermes environment counts as made: this test is about apt-get.
+    let venv = root.join("venv");
+    std::fs::create_dir(&venv).unwrap();
+    std::fs::write(venv.join("installed-hermes-agent-0.19.0"), "").unwrap();
     let log = root.join("calls");
     let fake = |name: &str, body: &str| {
         let p = bin.join(name);
@@ -522,6 +526,7 @@ fn scripts_test_installs_what_is_missing_or_says_how() {
             .env("LOG", &log)
             .env("BIN", &bin)
             .env("REAL", &syncthing)
+            .env("PRESENCE_TEST_HERMES_VENV", &venv)
             .current_dir(root);
         let out = cmd.output().unwrap();
         let calls = std::fs::read_to_string(&log).unwrap_or_default();

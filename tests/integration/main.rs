@@ -8,6 +8,7 @@ mod clocks;
 mod docs;
 mod doctor;
 mod faults;
+mod hermes;
 mod hostile;
 mod lifecycle;
 mod lives;
