@@ -14,6 +14,7 @@ mod output;
 mod publish;
 mod refresh;
 mod run;
+mod setup;
 mod show;
 mod signals;
 mod template;
@@ -91,6 +92,9 @@ pub enum Command {
     /// Print the live sessions, `ready`, then one line per change (up, update, down)
     #[command(after_help = help::WATCH)]
     Watch(watch::WatchArgs),
+    /// Set this device up: the synced directory, the configuration, .stignore, a refresher
+    #[command(after_help = help::SETUP)]
+    Setup(setup::SetupArgs),
     /// Check the configuration, the directory, its sync engine and its records
     #[command(after_help = help::DOCTOR)]
     Doctor(doctor::DoctorArgs),
@@ -192,6 +196,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Run(a) => run::run(&ctx, a),
         Command::Expire(a) => expire::run(&ctx, a),
         Command::Watch(a) => watch::run(&ctx, a),
+        Command::Setup(a) => setup::run(&ctx, a),
         Command::Doctor(a) => doctor::run(&ctx, a),
         Command::Devices(a) => devices::run(&ctx, a),
         Command::Config(a) => config_cmd::run(&ctx, a),

@@ -14,6 +14,7 @@ mod lives;
 mod no_panic;
 mod patch;
 mod redact;
+mod setup;
 mod syncthing;
 mod table;
 mod terminal;
