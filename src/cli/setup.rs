@@ -686,12 +686,16 @@ fn timer_plan(
                 .chain(TIMERS.iter().map(|t| t.to_string()))
                 .collect();
             if systemd_user_works() {
+                // One line per unit; the exit status is 0 if any is enabled.
                 let enabled = quiet(
                     Command::new("systemctl")
                         .args(["--user", "is-enabled"])
                         .args(TIMERS),
                 )
-                .is_some_and(|o| o.status.success());
+                .is_some_and(|o| {
+                    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+                    out.lines().filter(|l| l.trim() == "enabled").count() == TIMERS.len()
+                });
                 if !plan.is_empty() || !enabled {
                     plan.push(Change {
                         what: "reload systemd's user units".into(),

@@ -28,7 +28,8 @@ impl Systemctl {
         let script = if works {
             format!(
                 "#!/bin/sh\necho \"$*\" >> '{c}'\n\
-                 case \"$*\" in *is-enabled*) grep -q 'enable --now' '{c}' || exit 1;; esac\nexit 0\n",
+                 case \"$*\" in *is-enabled*) grep -q 'enable --now' '{c}' || exit 1; \
+                 echo enabled; echo enabled;; esac\nexit 0\n",
                 c = calls.display()
             )
         } else {
