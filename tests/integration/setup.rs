@@ -411,3 +411,66 @@ fn packaged_units_match_docs_systemd() {
         );
     }
 }
+
+/// On a terminal, setup lists the synced folders it found, takes a number,
+/// shows its plan and asks before changing anything.
+#[test]
+fn setup_asks_on_a_terminal() {
+    let script = require_tool("script");
+    let w = World::new();
+    let sc = Systemctl::new(&w, false);
+    let d = w.bare_device("a");
+    let home = d.root.join("home");
+    std::fs::create_dir_all(home.join("Sync")).unwrap();
+    std::fs::write(home.join("Sync/.stfolder"), "").unwrap();
+    std::fs::create_dir_all(home.join("Dropbox")).unwrap();
+    let on_terminal = |answers: &str| {
+        let path = format!(
+            "{}:{}",
+            sc.bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut cmd = d.program(&script);
+        cmd.env("PATH", path)
+            .env("TERM", "dumb")
+            .arg("-qec")
+            .arg(format!(
+                "{} setup --no-timer",
+                env!("CARGO_BIN_EXE_presence")
+            ))
+            .arg("/dev/null")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(answers.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let before = tree(&d.root);
+    let out = on_terminal("2\nn\n");
+    assert!(
+        out.contains("1) ") && out.contains("Sync/presence"),
+        "{out}"
+    );
+    assert!(
+        out.contains("2) ") && out.contains("Dropbox/presence  (Dropbox)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Make these changes? [Y/n]") && out.contains("nothing changed"),
+        "{out}"
+    );
+    assert_eq!(tree(&d.root), before, "answering no changed files");
+    let out = on_terminal("2\ny\n");
+    assert!(out.contains("doctor: "), "{out}");
+    let config = std::fs::read_to_string(d.config_path()).unwrap();
+    assert!(config.contains("dir = \"~/Dropbox/presence\""), "{config}");
+    assert!(home.join("Dropbox/presence").is_dir());
+}
