@@ -633,6 +633,35 @@ fn unit_text(shipped: &str, binary: &Path) -> String {
     text
 }
 
+/// How many of the timers the user manager has enabled.
+fn timers_enabled() -> usize {
+    // One line per unit; the exit status is 0 if any one is enabled.
+    quiet(
+        Command::new("systemctl")
+            .args(["--user", "is-enabled"])
+            .args(TIMERS),
+    )
+    .map_or(0, |o| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| l.trim() == "enabled")
+            .count()
+    })
+}
+
+/// Whether the system's user units (the Debian package's, in
+/// `/usr/lib/systemd/user`) are all there and start `binary`.
+fn packaged_units_start(binary: &Path) -> bool {
+    let dir = Path::new("/usr/lib/systemd/user");
+    UNITS.iter().all(|(name, shipped)| {
+        let Ok(Some(text)) = presence_read(&dir.join(name)) else {
+            return false;
+        };
+        let want = unit_text(shipped, binary);
+        text == want[UNIT_MARK.len() + 1..]
+    })
+}
+
 /// A launchd agent as shipped, with the binary's path and setup's marker.
 fn agent_text(shipped: &str, binary: &Path) -> String {
     // Inside `sh -c "exec \"PATH\" …"`, then inside XML.
@@ -676,9 +705,13 @@ fn timer_plan(
     match timer {
         Timer::None => {}
         Timer::Systemd => {
-            for (name, shipped) in UNITS {
-                let path = platform.unit_dir().join(name);
-                write_if_changed(&mut plan, path, unit_text(shipped, &platform.binary));
+            // The Debian package's units already start this binary: enabling
+            // them is enough, and a copy in ~/.config would only shadow them.
+            if !packaged_units_start(&platform.binary) {
+                for (name, shipped) in UNITS {
+                    let path = platform.unit_dir().join(name);
+                    write_if_changed(&mut plan, path, unit_text(shipped, &platform.binary));
+                }
             }
             let enable: Vec<String> = ["systemctl", "--user", "enable", "--now"]
                 .iter()
@@ -686,16 +719,7 @@ fn timer_plan(
                 .chain(TIMERS.iter().map(|t| t.to_string()))
                 .collect();
             if systemd_user_works() {
-                // One line per unit; the exit status is 0 if any is enabled.
-                let enabled = quiet(
-                    Command::new("systemctl")
-                        .args(["--user", "is-enabled"])
-                        .args(TIMERS),
-                )
-                .is_some_and(|o| {
-                    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-                    out.lines().filter(|l| l.trim() == "enabled").count() == TIMERS.len()
-                });
+                let enabled = timers_enabled() == TIMERS.len();
                 if !plan.is_empty() || !enabled {
                     plan.push(Change {
                         what: "reload systemd's user units".into(),
@@ -791,7 +815,9 @@ fn uninstall_plan(
         .map(|(n, _)| platform.unit_dir().join(n))
         .filter(|p| ours(p, UNIT_MARK))
         .collect();
-    if !units.is_empty() && systemd_user_works() {
+    // With the package's units setup only enabled the timers.
+    let packaged = packaged_units_start(&platform.binary);
+    if (!units.is_empty() || packaged) && systemd_user_works() && timers_enabled() > 0 {
         plan.push(Change {
             what: format!("disable and stop {}", TIMERS.join(" and ")),
             action: Action::Run(
