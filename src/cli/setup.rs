@@ -27,6 +27,8 @@ const PLIST_MARK: &str =
 /// The line docs/syncthing.md recommends, and the comment setup puts above it.
 const STIGNORE_LINE: &str = "(?d).*.tmp";
 const STIGNORE_MARK: &str = "// presence's temp files (added by `presence setup`; `presence setup --uninstall` removes these two lines)";
+/// The most setup reads of a file it edits or inspects.
+const MAX_READ: u64 = 4 << 20;
 /// The timers `systemctl --user enable` starts.
 const TIMERS: [&str; 2] = ["presence-refresh.timer", "presence-expire.timer"];
 /// The user units, as docs/systemd ships them (with `ExecStart=presence …`).
@@ -417,7 +419,7 @@ pub(crate) fn candidates(home: &Path) -> Vec<Candidate> {
 /// The folders of a Syncthing `config.xml`: `(label or id, path)`, `~`
 /// expanded. An unreadable file is no folders.
 fn syncthing_folders(file: &Path, home: &Path) -> Vec<(String, PathBuf)> {
-    let Ok(Some(text)) = presence_read(file) else {
+    let Ok(Some(text)) = read_small(file) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -474,16 +476,30 @@ fn attribute(tag: &str, name: &str) -> Option<String> {
     None
 }
 
-/// A small text file, `None` when it does not exist; never a FIFO or device.
-fn presence_read(path: &Path) -> std::io::Result<Option<String>> {
-    match std::fs::metadata(path) {
+/// A small text file, `None` when it does not exist. Opened without
+/// blocking and checked after opening: a `.stignore` is in a shared folder,
+/// and a FIFO planted there must not hang setup.
+fn read_small(path: &Path) -> std::io::Result<Option<String>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+    {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
-        Ok(m) if !m.is_file() => return Err(std::io::Error::other("not a regular file")),
-        Ok(m) if m.len() > 4 << 20 => return Err(std::io::Error::other("over 4 MiB")),
-        Ok(_) => {}
+    };
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
     }
-    let bytes = std::fs::read(path)?;
+    if meta.len() > MAX_READ {
+        return Err(std::io::Error::other("over 4 MiB"));
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_READ).read_to_end(&mut bytes)?;
     Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }
 
@@ -498,7 +514,7 @@ fn config_value(dir: &Path, home: &Path) -> String {
 /// Sets `[profiles.NAME] dir` in the configuration file, editing it in place:
 /// comments, other keys and other profiles stay byte for byte.
 fn config_plan(path: &Path, profile: &str, dir: &Path, home: &Path) -> anyhow::Result<Vec<Change>> {
-    let text = presence_read(path)
+    let text = read_small(path)
         .with_context(|| format!("cannot read {}", path.display()))?
         .unwrap_or_default();
     let mut doc: toml_edit::DocumentMut = text
@@ -596,7 +612,7 @@ fn stignore_plan(
     match presence::stignore_ignores_temp_files(&root, dir) {
         Ok(true) => Ok(Vec::new()),
         Ok(false) => {
-            let old = presence_read(&file)
+            let old = read_small(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?
                 .unwrap_or_default();
             Ok(vec![Change {
@@ -654,7 +670,7 @@ fn timers_enabled() -> usize {
 fn packaged_units_start(binary: &Path) -> bool {
     let dir = Path::new("/usr/lib/systemd/user");
     UNITS.iter().all(|(name, shipped)| {
-        let Ok(Some(text)) = presence_read(&dir.join(name)) else {
+        let Ok(Some(text)) = read_small(&dir.join(name)) else {
             return false;
         };
         let want = unit_text(shipped, binary);
@@ -690,7 +706,7 @@ fn timer_plan(
 ) -> anyhow::Result<Vec<Change>> {
     let mut plan = Vec::new();
     let write_if_changed = |plan: &mut Vec<Change>, path: PathBuf, text: String| {
-        let old = presence_read(&path).ok().flatten();
+        let old = read_small(&path).ok().flatten();
         if old.as_deref() != Some(text.as_str()) {
             plan.push(Change {
                 what: format!(
@@ -805,7 +821,7 @@ fn uninstall_plan(
 ) -> anyhow::Result<Vec<Change>> {
     let mut plan = Vec::new();
     let ours = |path: &Path, mark: &str| {
-        presence_read(path)
+        read_small(path)
             .ok()
             .flatten()
             .is_some_and(|t| t.lines().any(|l| l == mark))
@@ -869,7 +885,7 @@ fn uninstall_plan(
     }
     if let Some(root) = syncthing_root(dir, &platform.home) {
         let file = root.join(".stignore");
-        if let Some(text) = presence_read(&file).ok().flatten() {
+        if let Some(text) = read_small(&file).ok().flatten() {
             let pair = format!("{STIGNORE_MARK}\n{STIGNORE_LINE}\n");
             if let Some(at) = text.find(&pair) {
                 let rest = format!("{}{}", &text[..at], &text[at + pair.len()..]);

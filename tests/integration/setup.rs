@@ -474,3 +474,45 @@ fn setup_asks_on_a_terminal() {
     assert!(config.contains("dir = \"~/Dropbox/presence\""), "{config}");
     assert!(home.join("Dropbox/presence").is_dir());
 }
+
+/// A FIFO planted as the shared folder's `.stignore` neither hangs setup
+/// nor gets written through.
+#[test]
+fn setup_leaves_a_planted_fifo_alone() {
+    let w = World::new();
+    let (d, sync) = syncthing_home(&w);
+    let sc = Systemctl::new(&w, false);
+    std::fs::remove_file(sync.join(".stignore")).unwrap();
+    crate::harness::mkfifo(&sync.join(".stignore"));
+    let dir = sync.join("presence").display().to_string();
+    let path = format!("{}:{}", sc.bin.display(), std::env::var("PATH").unwrap());
+    let bounded = |args: &[&str]| {
+        crate::harness::run_ok(
+            d.program("timeout")
+                .arg("20")
+                .arg(env!("CARGO_BIN_EXE_presence"))
+                .args(args)
+                .env("PATH", &path)
+                .stdin(std::process::Stdio::null()),
+        )
+    };
+    let out = bounded(&["setup", "--yes", "--no-timer", "--dir", &dir]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("left ") && stdout.contains("alone"),
+        "{stdout}"
+    );
+    let kind = std::fs::symlink_metadata(sync.join(".stignore")).unwrap();
+    use std::os::unix::fs::FileTypeExt;
+    assert!(kind.file_type().is_fifo());
+    // --uninstall reads .stignore itself: the FIFO is skipped there too.
+    let out = bounded(&["setup", "--uninstall", "--yes"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("nothing to change"), "{stdout}");
+    assert!(
+        std::fs::symlink_metadata(sync.join(".stignore"))
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+}
