@@ -43,6 +43,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('expire', 'expire', [CompletionResultType]::ParameterValue, 'Delete expired records, old tombstones, stale conflict copies and temp files')
             [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Print the live sessions, `ready`, then one line per change (up, update, down)')
             [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'Publish and clear sessions from an agent''s hook events (Hermes Agent)')
+            [CompletionResult]::new('setup', 'setup', [CompletionResultType]::ParameterValue, 'Set this device up: the synced directory, the configuration, .stignore, a refresher')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check the configuration, the directory, its sync engine and its records')
             [CompletionResult]::new('devices', 'devices', [CompletionResultType]::ParameterValue, 'List the devices with records in the directory and their learned clocks')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show or create the configuration file')
@@ -283,6 +284,24 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
         'presence;hook;help;help' {
             break
         }
+        'presence;setup' {
+            [CompletionResult]::new('--timer', '--timer', [CompletionResultType]::ParameterName, 'How to keep this device''s records refreshed [default: systemd where `systemctl --user` works, launchd on macOS, else cron (a line to add is printed)]')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Answer yes to every question (needed when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Answer yes to every question (needed when stdin is not a terminal)')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print every change setup would make, and make none')
+            [CompletionResult]::new('--no-timer', '--no-timer', [CompletionResultType]::ParameterName, 'Install no refresher (the same as --timer none)')
+            [CompletionResult]::new('--uninstall', '--uninstall', [CompletionResultType]::ParameterName, 'Remove what setup added (the refresher''s units or agents, the .stignore lines); never records or the configuration')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'presence;doctor' {
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
@@ -403,6 +422,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('expire', 'expire', [CompletionResultType]::ParameterValue, 'Delete expired records, old tombstones, stale conflict copies and temp files')
             [CompletionResult]::new('watch', 'watch', [CompletionResultType]::ParameterValue, 'Print the live sessions, `ready`, then one line per change (up, update, down)')
             [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'Publish and clear sessions from an agent''s hook events (Hermes Agent)')
+            [CompletionResult]::new('setup', 'setup', [CompletionResultType]::ParameterValue, 'Set this device up: the synced directory, the configuration, .stignore, a refresher')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check the configuration, the directory, its sync engine and its records')
             [CompletionResult]::new('devices', 'devices', [CompletionResultType]::ParameterValue, 'List the devices with records in the directory and their learned clocks')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show or create the configuration file')
@@ -442,6 +462,9 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             break
         }
         'presence;help;hook;hermes' {
+            break
+        }
+        'presence;help;setup' {
             break
         }
         'presence;help;doctor' {

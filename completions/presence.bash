@@ -58,6 +58,9 @@ _presence() {
             presence,run)
                 cmd="presence__subcmd__run"
                 ;;
+            presence,setup)
+                cmd="presence__subcmd__setup"
+                ;;
             presence,show)
                 cmd="presence__subcmd__show"
                 ;;
@@ -127,6 +130,9 @@ _presence() {
             presence__subcmd__help,run)
                 cmd="presence__subcmd__help__subcmd__run"
                 ;;
+            presence__subcmd__help,setup)
+                cmd="presence__subcmd__help__subcmd__setup"
+                ;;
             presence__subcmd__help,show)
                 cmd="presence__subcmd__help__subcmd__show"
                 ;;
@@ -164,7 +170,7 @@ _presence() {
 
     case "${cmd}" in
         presence)
-            opts="-v -q -h -V --profile --config --dir --verbose --quiet --help --version publish list ls show open clear refresh run expire watch hook doctor devices config completions help"
+            opts="-v -q -h -V --profile --config --dir --verbose --quiet --help --version publish list ls show open clear refresh run expire watch hook setup doctor devices config completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -502,7 +508,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__help)
-            opts="publish list show open clear refresh run expire watch hook doctor devices config completions help"
+            opts="publish list show open clear refresh run expire watch hook setup doctor devices config completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -740,6 +746,20 @@ _presence() {
             return 0
             ;;
         presence__subcmd__help__subcmd__run)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        presence__subcmd__help__subcmd__setup)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1135,6 +1155,36 @@ _presence() {
                     ;;
                 --status)
                     COMPREPLY=($(compgen -W "idle working waiting interrupted" -- "${cur}"))
+                    return 0
+                    ;;
+                --profile)
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        presence__subcmd__setup)
+            opts="-y -v -q -h --yes --dry-run --timer --no-timer --uninstall --profile --config --dir --verbose --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --timer)
+                    COMPREPLY=($(compgen -W "systemd launchd cron none" -- "${cur}"))
                     return 0
                     ;;
                 --profile)

@@ -40,6 +40,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand expire 'Delete expired records, old tombstones, stale conflict copies and temp files'
             cand watch 'Print the live sessions, `ready`, then one line per change (up, update, down)'
             cand hook 'Publish and clear sessions from an agent''s hook events (Hermes Agent)'
+            cand setup 'Set this device up: the synced directory, the configuration, .stignore, a refresher'
             cand doctor 'Check the configuration, the directory, its sync engine and its records'
             cand devices 'List the devices with records in the directory and their learned clocks'
             cand config 'Show or create the configuration file'
@@ -264,6 +265,23 @@ set edit:completion:arg-completer[presence] = {|@words|
         }
         &'presence;hook;help;help'= {
         }
+        &'presence;setup'= {
+            cand --timer 'How to keep this device''s records refreshed [default: systemd where `systemctl --user` works, launchd on macOS, else cron (a line to add is printed)]'
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]'
+            cand -y 'Answer yes to every question (needed when stdin is not a terminal)'
+            cand --yes 'Answer yes to every question (needed when stdin is not a terminal)'
+            cand --dry-run 'Print every change setup would make, and make none'
+            cand --no-timer 'Install no refresher (the same as --timer none)'
+            cand --uninstall 'Remove what setup added (the refresher''s units or agents, the .stignore lines); never records or the configuration'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'presence;doctor'= {
             cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
             cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
@@ -372,6 +390,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand expire 'Delete expired records, old tombstones, stale conflict copies and temp files'
             cand watch 'Print the live sessions, `ready`, then one line per change (up, update, down)'
             cand hook 'Publish and clear sessions from an agent''s hook events (Hermes Agent)'
+            cand setup 'Set this device up: the synced directory, the configuration, .stignore, a refresher'
             cand doctor 'Check the configuration, the directory, its sync engine and its records'
             cand devices 'List the devices with records in the directory and their learned clocks'
             cand config 'Show or create the configuration file'
@@ -400,6 +419,8 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand hermes 'Hermes Agent''s shell hook: reads the event JSON on stdin, publishes or clears the session it names; prints nothing on stdout'
         }
         &'presence;help;hook;hermes'= {
+        }
+        &'presence;help;setup'= {
         }
         &'presence;help;doctor'= {
         }

@@ -8,6 +8,7 @@
 //! (`refresher`).
 
 use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -84,6 +85,25 @@ pub(crate) fn run(registry: &Registry, config: &ConfigSource, now: f64) -> Vec<C
     out.extend(records::unreadable(&listing));
     out.push(records::garbage(registry, now));
     out
+}
+
+/// The sync engine whose folder holds `dir`, found by the marks it leaves
+/// up the tree (`.stfolder`, `.dropbox`, …): its name (`Syncthing`,
+/// `Dropbox`, …) and the folder's root. What `doctor` reports as
+/// `sync-engine`, for `presence setup`.
+pub fn sync_folder(dir: &Path) -> Option<(String, PathBuf)> {
+    sync::find_engine(dir)
+}
+
+/// Whether the ignore patterns of the Syncthing folder at `root` — its
+/// `.stignore` and every file that includes — keep presence's temp files
+/// in `dir` out of the sync (what the `stignore` check looks for). `Err`
+/// says why the patterns cannot be read; Syncthing would not read them
+/// either.
+pub fn stignore_ignores_temp_files(root: &Path, dir: &Path) -> Result<bool, String> {
+    let patterns = stignore::Patterns::load(root).map_err(|e| e.to_string())?;
+    let (_, temp) = sync::sample_paths(root, dir);
+    Ok(patterns.ignores(&temp))
 }
 
 /// `config`: which configuration applies, the file or the built-in defaults.

@@ -137,7 +137,7 @@ pub use config::{
     parse_duration,
 };
 pub use dedupe::LossReason;
-pub use doctor::{Check, Status};
+pub use doctor::{Check, Status, stignore_ignores_temp_files, sync_folder};
 pub use error::{ConfigError, Error, Result};
 pub use expire::{ExpireOutcome, Garbage, Reason as GarbageReason};
 pub use lifecycle::{Guard, RefreshOutcome, RefreshStep, StepKind};

@@ -743,7 +743,10 @@ mod tests {
             ),
             ("tmux://localhost/w-2", &["tmux", "attach", "-t", "w-2"]),
             ("tmux://laptop/work:1", &["tmux", "attach", "-t", "work:1"]),
-            ("tmux://laptop/work:1.0", &["tmux", "attach", "-t", "work:1.0"]),
+            (
+                "tmux://laptop/work:1.0",
+                &["tmux", "attach", "-t", "work:1.0"],
+            ),
             (
                 "tmux://desk/work",
                 &["ssh", "-t", "--", "desk", "tmux", "attach", "-t", "work"],

@@ -31,27 +31,33 @@ pub fn run(ctx: &Ctx, args: DoctorArgs) -> anyhow::Result<Exit> {
     if args.json {
         super::output::write_json(&mut out, &checks)?;
     } else {
-        let color = super::output::color_stdout();
-        for c in &checks {
-            let (mark, style) = match c.status {
-                Status::Ok => ("ok  ", "\x1b[32m"),
-                Status::Warn => ("warn", "\x1b[33m"),
-                _ => ("FAIL", "\x1b[31m"),
-            };
-            let mark = if color {
-                format!("{style}{mark}\x1b[0m")
-            } else {
-                mark.to_string()
-            };
-            writeln!(out, "{mark}  {:<16} {}", c.check, safe(&c.message))?;
-            if c.status != Status::Ok
-                && let Some(fix) = &c.fix
-            {
-                writeln!(out, "      {:<16} fix: {}", "", safe(fix))?;
-            }
-        }
+        print(&mut out, &checks)?;
     }
     Ok(Exit::failure_if(
         checks.iter().any(|c| c.status == Status::Fail),
     ))
+}
+
+/// The checks, one line each, with the fix under each that is not ok.
+pub(super) fn print(out: &mut impl Write, checks: &[Check]) -> anyhow::Result<()> {
+    let color = super::output::color_stdout();
+    for c in checks {
+        let (mark, style) = match c.status {
+            Status::Ok => ("ok  ", "\x1b[32m"),
+            Status::Warn => ("warn", "\x1b[33m"),
+            _ => ("FAIL", "\x1b[31m"),
+        };
+        let mark = if color {
+            format!("{style}{mark}\x1b[0m")
+        } else {
+            mark.to_string()
+        };
+        writeln!(out, "{mark}  {:<16} {}", c.check, safe(&c.message))?;
+        if c.status != Status::Ok
+            && let Some(fix) = &c.fix
+        {
+            writeln!(out, "      {:<16} fix: {}", "", safe(fix))?;
+        }
+    }
+    Ok(())
 }

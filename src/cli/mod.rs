@@ -16,6 +16,7 @@ mod output;
 mod publish;
 mod refresh;
 mod run;
+mod setup;
 mod show;
 mod signals;
 mod template;
@@ -99,6 +100,9 @@ pub enum Command {
     /// Publish and clear sessions from an agent's hook events (Hermes Agent)
     #[command(after_help = help::HOOK)]
     Hook(hook::HookArgs),
+    /// Set this device up: the synced directory, the configuration, .stignore, a refresher
+    #[command(after_help = help::SETUP)]
+    Setup(setup::SetupArgs),
     /// Check the configuration, the directory, its sync engine and its records
     #[command(after_help = help::DOCTOR)]
     Doctor(doctor::DoctorArgs),
@@ -202,6 +206,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Expire(a) => expire::run(&ctx, a),
         Command::Watch(a) => watch::run(&ctx, a),
         Command::Hook(a) => hook::run(&ctx, a),
+        Command::Setup(a) => setup::run(&ctx, a),
         Command::Doctor(a) => doctor::run(&ctx, a),
         Command::Devices(a) => devices::run(&ctx, a),
         Command::Config(a) => config_cmd::run(&ctx, a),

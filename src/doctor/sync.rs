@@ -62,7 +62,7 @@ pub(super) fn sync_engine(p: &Profile) -> Vec<Check> {
 }
 
 /// The sync engine that manages `dir`, by the marks it leaves up the tree.
-fn find_engine(dir: &Path) -> Option<(String, PathBuf)> {
+pub(super) fn find_engine(dir: &Path) -> Option<(String, PathBuf)> {
     let mut cur = Some(dir);
     while let Some(d) = cur {
         let found = |engine: &str| Some((engine.to_string(), d.to_path_buf()));
@@ -197,22 +197,7 @@ fn stignore(root: &Path, dir: &Path) -> Check {
             );
         }
     };
-    // Paths relative to the folder root, as Syncthing matches them.
-    let rel = std::fs::canonicalize(dir)
-        .ok()
-        .zip(std::fs::canonicalize(root).ok())
-        .and_then(|(d, r)| d.strip_prefix(r).ok().map(Path::to_path_buf))
-        .unwrap_or_default();
-    let under = |name: &str| {
-        let mut parts: Vec<String> = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect();
-        parts.push(name.to_string());
-        parts.join("/")
-    };
-    let record = under("host-1.sess.json");
-    let temp = under(".host-1.sess.json.12345.aB3dE9.tmp");
+    let (record, temp) = sample_paths(root, dir);
     let read = if patterns.files.len() > 1 {
         format!(
             "{} and the {} file(s) it includes",
@@ -250,4 +235,41 @@ fn stignore(root: &Path, dir: &Path) -> Check {
             )),
         )
     }
+}
+
+/// A record's and a temp file's paths in `dir`, relative to the folder
+/// `root` and `/`-separated, as Syncthing matches them. A `dir` that does
+/// not exist yet is placed by its nearest existing ancestor.
+pub(super) fn sample_paths(root: &Path, dir: &Path) -> (String, String) {
+    let mut existing = dir;
+    let mut missing = Vec::new();
+    let base = loop {
+        match std::fs::canonicalize(existing) {
+            Ok(c) => break Some(c),
+            Err(_) => match (existing.parent(), existing.file_name()) {
+                (Some(parent), Some(name)) => {
+                    missing.push(name.to_owned());
+                    existing = parent;
+                }
+                _ => break None,
+            },
+        }
+    };
+    let rel = base
+        .map(|b| missing.iter().rev().fold(b, |p, n| p.join(n)))
+        .zip(std::fs::canonicalize(root).ok())
+        .and_then(|(d, r)| d.strip_prefix(r).ok().map(Path::to_path_buf))
+        .unwrap_or_default();
+    let under = |name: &str| {
+        let mut parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        parts.push(name.to_string());
+        parts.join("/")
+    };
+    (
+        under("host-1.sess.json"),
+        under(".host-1.sess.json.12345.aB3dE9.tmp"),
+    )
 }

@@ -16,6 +16,7 @@ mod no_panic;
 mod open;
 mod patch;
 mod redact;
+mod setup;
 mod syncthing;
 mod table;
 mod terminal;

@@ -1,0 +1,518 @@
+//! `presence setup` and `--uninstall` against a temp home: a Syncthing
+//! folder (a fake `config.xml` and `.stfolder`, no daemon), an existing
+//! configuration with comments and another profile, an existing
+//! `.stignore`. No systemd user manager can run in the test environment, so
+//! the units are checked as files (`systemd-analyze verify`) and
+//! `systemctl` is a stand-in that notes its calls; the Debian package's
+//! copies of the units are checked against docs/systemd here too.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::harness::{Device, Run, World, require_tool};
+
+/// A stand-in `systemctl` first on PATH: it appends its arguments to
+/// `calls`; with `works`, `--user` calls succeed (a user manager answers),
+/// and `is-enabled` succeeds once `enable` was called.
+struct Systemctl {
+    bin: PathBuf,
+    calls: PathBuf,
+}
+
+impl Systemctl {
+    fn new(w: &World, works: bool) -> Self {
+        let bin = w.tmp.path().join("fake-bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let calls = w.tmp.path().join("systemctl-calls");
+        let script = if works {
+            format!(
+                "#!/bin/sh\necho \"$*\" >> '{c}'\n\
+                 case \"$*\" in *is-enabled*) grep -q 'enable --now' '{c}' || exit 1; \
+                 echo enabled; echo enabled;; esac\nexit 0\n",
+                c = calls.display()
+            )
+        } else {
+            format!(
+                "#!/bin/sh\necho \"$*\" >> '{}'\necho 'Failed to connect to bus' >&2\nexit 1\n",
+                calls.display()
+            )
+        };
+        std::fs::write(bin.join("systemctl"), script).unwrap();
+        std::fs::set_permissions(
+            bin.join("systemctl"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        Systemctl { bin, calls }
+    }
+
+    /// The calls that change something (not the questions).
+    fn changes(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.calls)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.contains("show-environment") && !l.contains("is-enabled"))
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+fn setup(d: &Device, sc: &Systemctl, args: &[&str]) -> Run {
+    let mut cmd = d.cmd();
+    let path = format!(
+        "{}:{}",
+        sc.bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    cmd.env("PATH", path).arg("setup").args(args);
+    let out = cmd.output().unwrap();
+    let mut all = vec!["setup"];
+    all.extend_from_slice(args);
+    let r = Run {
+        args: all.iter().map(|s| s.to_string()).collect(),
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert!(r.stderr.is_empty() || r.code != 0, "{}", r.stderr);
+    r
+}
+
+/// Every file and directory under `root`: its mode, and a file's bytes.
+fn tree(root: &Path) -> BTreeMap<PathBuf, (u32, Option<Vec<u8>>)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            let mode = m.permissions().mode();
+            if m.is_dir() {
+                stack.push(p.clone());
+                out.insert(p, (mode, None));
+            } else {
+                out.insert(p.clone(), (mode, Some(std::fs::read(&p).unwrap())));
+            }
+        }
+    }
+    out
+}
+
+const CONFIG: &str = "# My presence settings.\n\
+default_profile = \"default\"   # keep this\n\
+\n\
+[profiles.default]\n\
+# ttl: how long a record lives without a refresh\n\
+ttl = \"90s\"\n\
+\n\
+[profiles.work]   # the team's folder\n\
+dir = \"~/Work/presence\"\n\
+label = \"team\"\n";
+
+const STIGNORE: &str = "// my own ignores\n*.bak\n!keep.tmp\n";
+
+/// A device whose home has a Syncthing folder `~/Sync` (named in
+/// Syncthing's config.xml, marked with `.stfolder`), a configuration with
+/// comments and a second profile, and a `.stignore` of its own.
+fn syncthing_home(w: &World) -> (Device, PathBuf) {
+    let d = w.bare_device("a");
+    let home = d.root.join("home");
+    let sync = home.join("Sync");
+    std::fs::create_dir_all(&sync).unwrap();
+    std::fs::write(sync.join(".stfolder"), "").unwrap();
+    std::fs::write(sync.join(".stignore"), STIGNORE).unwrap();
+    let st = d.root.join("config/syncthing");
+    std::fs::create_dir_all(&st).unwrap();
+    std::fs::write(
+        st.join("config.xml"),
+        "<configuration version=\"37\">\n    <folder id=\"default\" label=\"Default Folder\" \
+         path=\"~/Sync\" type=\"sendreceive\">\n    </folder>\n</configuration>\n",
+    )
+    .unwrap();
+    d.write_config(CONFIG);
+    (d, sync)
+}
+
+#[test]
+fn setup_writes_in_place_is_idempotent_and_uninstalls() {
+    let systemd_analyze = require_tool("systemd-analyze");
+    let w = World::new();
+    let (d, sync) = syncthing_home(&w);
+    let sc = Systemctl::new(&w, false);
+    let dir = sync.join("presence");
+    let dir_arg = dir.display().to_string();
+    let args = ["--yes", "--dir", &dir_arg, "--timer", "systemd"];
+
+    // --dry-run: the whole plan printed, nothing touched.
+    let before = tree(&d.root);
+    let mut dry = args.to_vec();
+    dry.push("--dry-run");
+    let r = setup(&d, &sc, &dry).success();
+    assert_eq!(tree(&d.root), before, "--dry-run changed files");
+    let plan: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("would "))
+        .collect();
+    assert_eq!(plan.len(), 7, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("set [profiles.default] dir = \"~/Sync/presence\"")
+    );
+    assert!(r.stdout.contains("(mode 0700)"), "{}", r.stdout);
+    assert!(r.stdout.contains(".stignore"), "{}", r.stdout);
+
+    // The first run.
+    let r = setup(&d, &sc, &args).success();
+    assert!(r.stdout.contains("doctor: "), "{}", r.stdout);
+    assert!(!r.stdout.contains("FAIL"), "{}", r.stdout);
+    // Only the one key was added; comments, order and the other profile stay.
+    let config = std::fs::read_to_string(d.config_path()).unwrap();
+    assert_eq!(
+        config,
+        CONFIG.replace(
+            "ttl = \"90s\"\n",
+            "ttl = \"90s\"\ndir = \"~/Sync/presence\"\n"
+        )
+    );
+    let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+    let stignore = std::fs::read_to_string(sync.join(".stignore")).unwrap();
+    assert_eq!(
+        stignore.lines().filter(|l| *l == "(?d).*.tmp").count(),
+        1,
+        "{stignore}"
+    );
+    assert!(stignore.ends_with(STIGNORE), "{stignore}");
+    // Above the user's `!keep.tmp`, so doctor finds temp files ignored.
+    assert!(
+        r.stdout.contains("temp files are kept out of the sync"),
+        "{}",
+        r.stdout
+    );
+
+    // The units start this very binary and verify.
+    let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_presence")).unwrap();
+    let units = d.root.join("config/systemd/user");
+    let mut files = Vec::new();
+    for name in [
+        "presence-refresh.service",
+        "presence-refresh.timer",
+        "presence-expire.service",
+        "presence-expire.timer",
+    ] {
+        let text = std::fs::read_to_string(units.join(name)).unwrap();
+        if name.ends_with(".service") {
+            let exec = text.lines().find(|l| l.starts_with("ExecStart=")).unwrap();
+            assert!(
+                exec.starts_with(&format!("ExecStart={} ", bin.display())),
+                "{exec}"
+            );
+        }
+        files.push(units.join(name));
+    }
+    let out = std::process::Command::new(systemd_analyze)
+        .arg("verify")
+        .args(&files)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !stderr.contains("presence-"),
+        "{stderr}"
+    );
+    // No user manager: nothing was enabled, and the command to do it is shown.
+    assert!(sc.changes().is_empty(), "{:?}", sc.changes());
+    assert!(
+        r.stdout
+            .contains("systemctl --user enable --now presence-refresh.timer presence-expire.timer"),
+        "{}",
+        r.stdout
+    );
+
+    // The second run changes nothing and says so.
+    let after_first = tree(&d.root);
+    let r = setup(&d, &sc, &args).success();
+    assert!(r.stdout.starts_with("nothing to change"), "{}", r.stdout);
+    assert_eq!(tree(&d.root), after_first, "a second run changed files");
+    // Without --dir it keeps the configured directory.
+    let r = setup(&d, &sc, &["--yes", "--timer", "systemd"]).success();
+    assert!(r.stdout.starts_with("nothing to change"), "{}", r.stdout);
+
+    // A record, then --uninstall: units and the .stignore lines go; the
+    // configuration and the record stay.
+    d.publish("s1", &[]);
+    let records = std::fs::read_dir(&dir).unwrap().count();
+    assert!(records > 0);
+    let before = tree(&d.root);
+    let r = setup(&d, &sc, &["--uninstall", "--dry-run"]).success();
+    assert_eq!(
+        r.stdout
+            .lines()
+            .filter(|l| l.starts_with("would remove"))
+            .count(),
+        5
+    );
+    assert_eq!(tree(&d.root), before, "--uninstall --dry-run changed files");
+    setup(&d, &sc, &["--uninstall", "--yes"]).success();
+    assert_eq!(
+        std::fs::read_to_string(sync.join(".stignore")).unwrap(),
+        STIGNORE
+    );
+    for f in &files {
+        assert!(!f.exists(), "{} is left", f.display());
+    }
+    assert_eq!(std::fs::read_to_string(d.config_path()).unwrap(), config);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), records);
+    let r = setup(&d, &sc, &["--uninstall", "--yes"]).success();
+    assert!(r.stdout.starts_with("nothing to change"), "{}", r.stdout);
+}
+
+#[test]
+fn setup_enables_the_timers_where_a_user_manager_answers() {
+    let w = World::new();
+    let (d, sync) = syncthing_home(&w);
+    let sc = Systemctl::new(&w, true);
+    let dir = sync.join("presence").display().to_string();
+    // No --timer: systemd, because `systemctl --user` answers.
+    setup(&d, &sc, &["--yes", "--dir", &dir]).success();
+    assert_eq!(
+        sc.changes(),
+        [
+            "--user daemon-reload",
+            "--user enable --now presence-refresh.timer presence-expire.timer"
+        ]
+    );
+    let r = setup(&d, &sc, &["--yes"]).success();
+    assert!(r.stdout.starts_with("nothing to change"), "{}", r.stdout);
+    assert_eq!(sc.changes().len(), 2, "a second run called systemctl again");
+    setup(&d, &sc, &["--uninstall", "--yes"]).success();
+    assert_eq!(
+        sc.changes()[2..],
+        [
+            "--user disable --now presence-refresh.timer presence-expire.timer",
+            "--user daemon-reload"
+        ]
+    );
+}
+
+#[test]
+fn setup_finds_synced_folders() {
+    let w = World::new();
+    let sc = Systemctl::new(&w, false);
+    // Syncthing's newer place for its configuration, and a Dropbox folder.
+    let d = w.bare_device("a");
+    let home = d.root.join("home");
+    let shared = home.join("Shared Stuff");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::create_dir_all(home.join("Dropbox")).unwrap();
+    let st = home.join(".local/state/syncthing");
+    std::fs::create_dir_all(&st).unwrap();
+    std::fs::write(
+        st.join("config.xml"),
+        "<configuration>\n<folder id=\"x1\" label=\"Tom &amp; Jerry\" path=\"~/Shared Stuff\">\
+         </folder>\n<folder id=\"gone\" path=\"/nonexistent/folder\"></folder>\n</configuration>\n",
+    )
+    .unwrap();
+    let r = setup(&d, &sc, &["--dry-run", "--no-timer"]).success();
+    assert!(
+        r.stdout.contains("dir = \"~/Shared Stuff/presence\""),
+        "{}",
+        r.stdout
+    );
+    // The folder is Syncthing's by its configuration, though it has no .stfolder yet.
+    assert!(r.stdout.contains("Shared Stuff/.stignore"), "{}", r.stdout);
+
+    // Only Dropbox: proposed, and no .stignore (not Syncthing's).
+    let d = w.bare_device("b");
+    std::fs::create_dir_all(d.root.join("home/Dropbox")).unwrap();
+    let r = setup(&d, &sc, &["--dry-run", "--no-timer"]).success();
+    assert!(
+        r.stdout.contains("dir = \"~/Dropbox/presence\""),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains(".stignore"), "{}", r.stdout);
+
+    // Nothing synced and no --dir: a usage error.
+    let d = w.bare_device("c");
+    let r = setup(&d, &sc, &["--yes", "--no-timer"]).code(2);
+    assert!(r.stderr.contains("--dir"), "{}", r.stderr);
+    // Not a terminal and no --yes: asks for it, changes nothing.
+    let r = setup(&d, &sc, &["--dir", "/nonexistent/x"]).code(2);
+    assert!(r.stderr.contains("--yes"), "{}", r.stderr);
+}
+
+#[test]
+fn setup_follows_stignore_includes_and_never_duplicates() {
+    let w = World::new();
+    let (d, sync) = syncthing_home(&w);
+    let sc = Systemctl::new(&w, false);
+    std::fs::write(sync.join(".stignore"), "#include .stignore-shared\n").unwrap();
+    std::fs::write(sync.join(".stignore-shared"), "(?d).*.tmp\n").unwrap();
+    let dir = sync.join("presence").display().to_string();
+    let r = setup(&d, &sc, &["--yes", "--no-timer", "--dir", &dir]).success();
+    assert!(!r.stdout.contains("add the line"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("the 1 file(s) it includes"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(sync.join(".stignore")).unwrap(),
+        "#include .stignore-shared\n"
+    );
+    // An include that is missing: left alone, and said.
+    std::fs::remove_file(sync.join(".stignore-shared")).unwrap();
+    let r = setup(&d, &sc, &["--yes", "--no-timer", "--dir", &dir]);
+    assert!(
+        r.stdout.contains("left ") && r.stdout.contains("alone"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(sync.join(".stignore")).unwrap(),
+        "#include .stignore-shared\n"
+    );
+}
+
+/// The Debian package's units (packaging/systemd) are docs/systemd's with
+/// `ExecStart=/usr/bin/presence …`; regenerate them with
+/// `for f in docs/systemd/*.service; do sed 's|^ExecStart=presence |ExecStart=/usr/bin/presence |' "$f" > packaging/systemd/"${f##*/}"; done`.
+#[test]
+fn packaged_units_match_docs_systemd() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut n = 0;
+    for e in std::fs::read_dir(root.join("docs/systemd")).unwrap() {
+        let name = e.unwrap().file_name();
+        if !name.to_string_lossy().ends_with(".service") {
+            continue;
+        }
+        let shipped = std::fs::read_to_string(root.join("docs/systemd").join(&name)).unwrap();
+        let want = shipped.replace("\nExecStart=presence ", "\nExecStart=/usr/bin/presence ");
+        assert_ne!(want, shipped);
+        let packaged = std::fs::read_to_string(root.join("packaging/systemd").join(&name))
+            .unwrap_or_else(|e| panic!("packaging/systemd/{}: {e}", name.to_string_lossy()));
+        assert_eq!(packaged, want, "packaging/systemd/{name:?} is out of date");
+        n += 1;
+    }
+    assert_eq!(n, 2);
+    let cargo = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    for unit in [
+        "packaging/systemd/presence-refresh.service",
+        "packaging/systemd/presence-expire.service",
+        "docs/systemd/presence-refresh.timer",
+        "docs/systemd/presence-expire.timer",
+    ] {
+        assert!(
+            cargo.contains(&format!("[\"{unit}\", \"usr/lib/systemd/user/\"")),
+            "{unit} is not in the package's assets"
+        );
+    }
+}
+
+/// On a terminal, setup lists the synced folders it found, takes a number,
+/// shows its plan and asks before changing anything.
+#[test]
+fn setup_asks_on_a_terminal() {
+    let script = require_tool("script");
+    let w = World::new();
+    let sc = Systemctl::new(&w, false);
+    let d = w.bare_device("a");
+    let home = d.root.join("home");
+    std::fs::create_dir_all(home.join("Sync")).unwrap();
+    std::fs::write(home.join("Sync/.stfolder"), "").unwrap();
+    std::fs::create_dir_all(home.join("Dropbox")).unwrap();
+    let on_terminal = |answers: &str| {
+        let path = format!(
+            "{}:{}",
+            sc.bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut cmd = d.program(&script);
+        cmd.env("PATH", path)
+            .env("TERM", "dumb")
+            .arg("-qec")
+            .arg(format!(
+                "{} setup --no-timer",
+                env!("CARGO_BIN_EXE_presence")
+            ))
+            .arg("/dev/null")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(answers.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let before = tree(&d.root);
+    let out = on_terminal("2\nn\n");
+    assert!(
+        out.contains("1) ") && out.contains("Sync/presence"),
+        "{out}"
+    );
+    assert!(
+        out.contains("2) ") && out.contains("Dropbox/presence  (Dropbox)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Make these changes? [Y/n]") && out.contains("nothing changed"),
+        "{out}"
+    );
+    assert_eq!(tree(&d.root), before, "answering no changed files");
+    let out = on_terminal("2\ny\n");
+    assert!(out.contains("doctor: "), "{out}");
+    let config = std::fs::read_to_string(d.config_path()).unwrap();
+    assert!(config.contains("dir = \"~/Dropbox/presence\""), "{config}");
+    assert!(home.join("Dropbox/presence").is_dir());
+}
+
+/// A FIFO planted as the shared folder's `.stignore` neither hangs setup
+/// nor gets written through.
+#[test]
+fn setup_leaves_a_planted_fifo_alone() {
+    let w = World::new();
+    let (d, sync) = syncthing_home(&w);
+    let sc = Systemctl::new(&w, false);
+    std::fs::remove_file(sync.join(".stignore")).unwrap();
+    crate::harness::mkfifo(&sync.join(".stignore"));
+    let dir = sync.join("presence").display().to_string();
+    let path = format!("{}:{}", sc.bin.display(), std::env::var("PATH").unwrap());
+    let bounded = |args: &[&str]| {
+        crate::harness::run_ok(
+            d.program("timeout")
+                .arg("20")
+                .arg(env!("CARGO_BIN_EXE_presence"))
+                .args(args)
+                .env("PATH", &path)
+                .stdin(std::process::Stdio::null()),
+        )
+    };
+    let out = bounded(&["setup", "--yes", "--no-timer", "--dir", &dir]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("left ") && stdout.contains("alone"),
+        "{stdout}"
+    );
+    let kind = std::fs::symlink_metadata(sync.join(".stignore")).unwrap();
+    use std::os::unix::fs::FileTypeExt;
+    assert!(kind.file_type().is_fifo());
+    // --uninstall reads .stignore itself: the FIFO is skipped there too.
+    let out = bounded(&["setup", "--uninstall", "--yes"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("nothing to change"), "{stdout}");
+    assert!(
+        std::fs::symlink_metadata(sync.join(".stignore"))
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+}
