@@ -575,3 +575,58 @@ pub struct JsonDevice {
     pub samples: u64,
     pub stale: bool,
 }
+
+/// A long-running `presence` command's stdout, line by line (`watch`,
+/// `list --watch`).
+pub struct Stream {
+    pub child: std::process::Child,
+    pub lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Stream {
+    pub fn start(dev: &Device, args: &[&str]) -> Stream {
+        let mut child = dev
+            .cmd()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufRead::lines(std::io::BufReader::new(out)) {
+                if tx.send(line.unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        Stream { child, lines }
+    }
+
+    pub fn next(&self) -> String {
+        self.lines
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("no line within 10 s")
+    }
+
+    pub fn json(&self) -> JsonEvent {
+        JsonEvent::parse(&self.next())
+    }
+
+    /// Asserts that nothing is printed for a while.
+    pub fn quiet_for(&self, d: std::time::Duration) {
+        if let Ok(line) = self.lines.recv_timeout(d) {
+            panic!("unexpected line: {line}");
+        }
+    }
+
+    pub fn stop(self) -> (Option<i32>, String) {
+        assert!(kill("-TERM", &[&self.child.id().to_string()]));
+        let out = self.child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}

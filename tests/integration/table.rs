@@ -4,8 +4,7 @@
 //! line per change.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -278,57 +277,6 @@ fn format_mistakes_are_usage_errors() {
     }
 }
 
-/// A long-running command's stdout, line by line.
-struct Stream {
-    child: Child,
-    lines: Receiver<String>,
-}
-
-impl Stream {
-    fn start(dev: &Device, args: &[&str]) -> Stream {
-        let mut child = dev
-            .cmd()
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let out = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                if tx.send(line.unwrap()).is_err() {
-                    break;
-                }
-            }
-        });
-        Stream { child, lines }
-    }
-
-    fn next(&self) -> String {
-        self.lines
-            .recv_timeout(Duration::from_secs(10))
-            .expect("no line within 10 s")
-    }
-
-    fn quiet_for(&self, d: Duration) {
-        if let Ok(line) = self.lines.recv_timeout(d) {
-            panic!("unexpected line: {line:?}");
-        }
-    }
-
-    fn stop(self) {
-        assert!(kill("-TERM", &[&self.child.id().to_string()]));
-        let out = self.child.wait_with_output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-}
-
 #[test]
 fn watch_count_prints_a_line_per_change() {
     let w = World::new();
@@ -349,13 +297,15 @@ fn watch_count_prints_a_line_per_change() {
     a.publish("short", &["--ttl", "1s"]);
     assert_eq!(s.next(), "2");
     assert_eq!(s.next(), "1", "an expiry is a change");
-    s.stop();
+    let (code, stderr) = s.stop();
+    assert_eq!(code, Some(0), "{stderr}");
     // Filters apply.
     let s = Stream::start(&b, &["list", "--watch", "--count", "--session", "s2"]);
     assert_eq!(s.next(), "1");
     a.run(&["clear", "--session", "s2"]).success();
     assert_eq!(s.next(), "0");
-    s.stop();
+    let (code, stderr) = s.stop();
+    assert_eq!(code, Some(0), "{stderr}");
 }
 
 #[test]
@@ -380,7 +330,8 @@ fn watch_format_prints_a_line_per_change() {
     s.quiet_for(Duration::from_millis(800));
     a.run(&["clear", "--session", "s2"]).success();
     assert_eq!(s.next(), "s1:waiting");
-    s.stop();
+    let (code, stderr) = s.stop();
+    assert_eq!(code, Some(0), "{stderr}");
 }
 
 #[test]

@@ -1,64 +1,9 @@
 //! `presence watch` and `list --watch` end to end.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use crate::harness::*;
-
-struct Stream {
-    child: Child,
-    lines: Receiver<String>,
-}
-
-impl Stream {
-    fn start(dev: &Device, args: &[&str]) -> Stream {
-        let mut child = dev
-            .cmd()
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let out = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                if tx.send(line.unwrap()).is_err() {
-                    break;
-                }
-            }
-        });
-        Stream { child, lines }
-    }
-
-    fn next(&self) -> String {
-        self.lines
-            .recv_timeout(Duration::from_secs(10))
-            .expect("no line within 10 s")
-    }
-
-    fn json(&self) -> JsonEvent {
-        JsonEvent::parse(&self.next())
-    }
-
-    /// Asserts that nothing is printed for a while.
-    fn quiet_for(&self, d: Duration) {
-        if let Ok(line) = self.lines.recv_timeout(d) {
-            panic!("unexpected line: {line}");
-        }
-    }
-
-    fn stop(self) -> (Option<i32>, String) {
-        assert!(kill("-TERM", &[&self.child.id().to_string()]));
-        let out = self.child.wait_with_output().unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-}
 
 fn summary(e: &JsonEvent) -> String {
     if let Some(count) = e.count {
