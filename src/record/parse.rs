@@ -146,6 +146,15 @@ impl<'a> Probe<'a> {
         &self.session_id
     }
 
+    /// The runtime session id, cut as the full record cuts it, borrowed
+    /// from the bytes where the JSON allows.
+    pub fn into_session_id(self) -> Cow<'a, str> {
+        match self.session_id {
+            Cow::Borrowed(s) => Cow::Borrowed(super::clip(s)),
+            Cow::Owned(s) => Cow::Owned(super::clip(&s).to_owned()),
+        }
+    }
+
     /// The writer's device.
     pub fn device_id(&self) -> &str {
         &self.device_id
