@@ -955,9 +955,28 @@ impl Registry {
             .into_iter()
             .filter(|e| show.shows(&e.record.profile))
             .collect();
+        let rows = self.every_row(entries, opts, &own, now, &clocks);
+        self.remember_clocks(&clocks, &learned, now);
+        Ok(Listing {
+            dir_exists: scan.exists,
+            rows,
+            skipped: scan.skipped,
+        })
+    }
+
+    /// The rows of `list --all` for `entries`: each group's winner, then
+    /// its losers with why they lost, groups in listing order.
+    fn every_row(
+        &self,
+        entries: Vec<Entry>,
+        opts: ListOptions,
+        own: &Own,
+        now: f64,
+        clocks: &Clocks,
+    ) -> Vec<Row> {
         let mut reducer = Reducer::new(true);
         for e in entries {
-            let clock = self.writer_clock(&clocks, &e.record.device_id, now);
+            let clock = self.writer_clock(clocks, &e.record.device_id, now);
             let (key, life, mut copy) = dedupe::describe(&e.record, &e.file, e.ctime, now, clock);
             copy.item = Some(e);
             reducer.add(key, life, copy);
@@ -971,12 +990,12 @@ impl Registry {
                 continue;
             };
             let winner_file = winner.file.clone();
-            let mut row = self.row(winner, &own, now, &clocks);
+            let mut row = self.row(winner, own, now, clocks);
             row.mark_life(group.state);
             let mut rows = vec![row];
             for (copy, why) in group.losers {
                 let Some(e) = copy.item else { continue };
-                let mut r = self.row(e, &own, now, &clocks);
+                let mut r = self.row(e, own, now, clocks);
                 if why == LossReason::LifeEnded {
                     r.mark_life(State::Ended);
                 }
@@ -987,12 +1006,7 @@ impl Registry {
             groups.push(rows);
         }
         groups.sort_by(|a, b| a[0].listing_order(&b[0]));
-        self.remember_clocks(&clocks, &learned, now);
-        Ok(Listing {
-            dir_exists: scan.exists,
-            rows: groups.into_iter().flatten().collect(),
-            skipped: scan.skipped,
-        })
+        groups.into_iter().flatten().collect()
     }
 
     /// How to read the times of a record written by `device`: through its
@@ -1106,13 +1120,81 @@ impl Registry {
     /// The newest record (live or not) whose `session_id` or `session_key` is
     /// `id`, among the labels this profile shows, and how many others matched.
     pub fn show(&self, id: &str, now: f64) -> Result<Option<(Row, usize)>> {
-        let listing = self.list(
-            ListOptions {
-                all: true,
-                ..ListOptions::default()
-            },
-            now,
-        )?;
+        let dir = self.dir.open()?;
+        let show = self.show_set(false);
+        let clocks = self.local.clocks();
+        // Every file is probed into a slot, as `list` does; only the groups
+        // holding a match, and the other copies of their lives (a tombstone
+        // elsewhere ends a life), are then read in full, as `list --all`
+        // reads them.
+        let (names, mut report) = dir.candidates()?;
+        let fold =
+            |(slots, learned): &mut (Vec<dedupe::Slot>, Clocks), file: u32, raw: store::Raw<'_>| {
+                let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
+                if let Some(updated) = probe.updated_at {
+                    learned.learn(probe.device_id(), raw.ctime, updated);
+                }
+                if !show.shows(probe.profile()) {
+                    return Ok(());
+                }
+                let matched = crate::record::clip(probe.session_id()) == id
+                    || crate::record::clip(probe.session_key()) == id;
+                slots.push(dedupe::Slot {
+                    group: Digest::group(probe.group_key()),
+                    life: Digest::life(probe.instance_id(), probe.session_id(), probe.started_at),
+                    updated: 0.0,
+                    seq: 0,
+                    file,
+                    kept: u32::from(matched),
+                    part: 0,
+                    ended: false,
+                    state: State::Live,
+                });
+                Ok(())
+            };
+        let parts = dir.read_candidates(&names, &mut report, Default::default, fold);
+        let mut learned = Clocks::default();
+        let mut slots = Vec::new();
+        for (part, samples) in parts {
+            learned.merge(&samples, now);
+            slots.extend(part);
+        }
+        self.remember_clocks(&clocks, &learned, now);
+        let mut groups: Vec<Digest> = slots
+            .iter()
+            .filter(|s| s.kept == 1)
+            .map(|s| s.group)
+            .collect();
+        if groups.is_empty() {
+            return Ok(None);
+        }
+        groups.sort_unstable();
+        groups.dedup();
+        let mut lives: Vec<Digest> = slots
+            .iter()
+            .filter(|s| groups.binary_search(&s.group).is_ok())
+            .map(|s| s.life)
+            .collect();
+        lives.sort_unstable();
+        lives.dedup();
+        let entries: Vec<Entry> = slots
+            .iter()
+            .filter(|s| {
+                groups.binary_search(&s.group).is_ok() || lives.binary_search(&s.life).is_ok()
+            })
+            .filter_map(|s| dir.read_entry(names.get(s.file as usize).0).ok().flatten())
+            .filter(|e| show.shows(&e.record.profile))
+            .collect();
+        let own = self.own(&dir)?;
+        let opts = ListOptions {
+            all: true,
+            ..ListOptions::default()
+        };
+        let listing = Listing {
+            dir_exists: report.exists,
+            rows: self.every_row(entries, opts, &own, now, &clocks),
+            skipped: Vec::new(),
+        };
         let mut matches: Vec<Row> = listing
             .rows
             .into_iter()
