@@ -98,7 +98,7 @@ pub(crate) fn group_id((profile, client, target): (&str, &str, &str)) -> Box<str
 /// collision without knowing the key; by chance, two of 100 000 groups
 /// collide with odds of about one in 3·10⁹. Hashing beats allocating the
 /// strings: `list` reduces every file of the directory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct Digest(u64);
 
 impl Digest {
@@ -410,6 +410,7 @@ impl<T> Reducer<T> {
     }
 
     /// Adds everything another reducer (another thread's share) holds.
+    #[cfg(test)]
     pub(crate) fn merge(&mut self, other: Reducer<T>) {
         for (group, lives) in other.groups {
             for (id, life) in lives.into_pairs() {
@@ -503,6 +504,119 @@ fn decide<T>(lives: Vec<Life<T>>) -> Option<Outcome<T>> {
         state,
         losers,
     })
+}
+
+/// One file as a listing holds it while the directory is read: what
+/// dedupe and liveness need, in 48 bytes and no allocation. A listing of
+/// 100 000 files holds 100 000 of these and the bytes of the files that
+/// may be listed, nothing else.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Slot {
+    /// Its group.
+    pub group: Digest,
+    /// Its life.
+    pub life: Digest,
+    /// `updated_at`, `-inf` when missing.
+    pub updated: f64,
+    /// `seq`.
+    pub seq: u64,
+    /// The caller's handle on the file (its name).
+    pub file: u32,
+    /// The caller's handle on what it kept of the file (`u32::MAX`: nothing).
+    pub kept: u32,
+    /// The caller's second handle (which thread kept it).
+    pub part: u8,
+    /// Carries `ended_at`.
+    pub ended: bool,
+    /// The file's own liveness.
+    pub state: State,
+}
+
+/// A group decided from [`Slot`]s: the index of the winner's slot and the
+/// state of its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Verdict {
+    /// Index into the slots as sorted by [`decide_slots`].
+    pub winner: usize,
+    /// The state of the winner's life.
+    pub state: State,
+}
+
+/// Decides every group of `slots` — the same rules as [`Reducer`], which a
+/// property test checks — by sorting them by group and life, so that no map
+/// is built. `name` gives a slot's file name (ties of rank are broken by
+/// it). Sorts `slots`; the winners index the sorted slice.
+pub(crate) fn decide_slots<'n>(
+    slots: &mut [Slot],
+    name: impl Fn(&Slot) -> &'n str,
+    mut each: impl FnMut(Verdict),
+) {
+    slots.sort_unstable_by_key(|s| (s.group, s.life));
+    // A life ends everywhere: a tombstone in one group (say, after the
+    // endpoint changed) ends its copies in every other.
+    let mut ended: Vec<Digest> = slots.iter().filter(|s| s.ended).map(|s| s.life).collect();
+    ended.sort_unstable();
+    ended.dedup();
+    let ended_elsewhere = |life: Digest| ended.binary_search(&life).is_ok();
+    let mut lives: Vec<Life<usize>> = Vec::new();
+    let mut start = 0;
+    while start < slots.len() {
+        let group = slots[start].group;
+        let end = start
+            + slots[start..]
+                .iter()
+                .position(|s| s.group != group)
+                .unwrap_or(slots.len() - start);
+        if end - start == 1 {
+            // Nearly every group is one file: its life's state is its own.
+            let s = &slots[start];
+            let state = if s.ended || ended_elsewhere(s.life) {
+                State::Ended
+            } else {
+                s.state
+            };
+            each(Verdict {
+                winner: start,
+                state,
+            });
+            start = end;
+            continue;
+        }
+        lives.clear();
+        let mut life_id = None;
+        for (i, s) in slots.iter().enumerate().take(end).skip(start) {
+            if life_id != Some(s.life) {
+                if let (Some(id), Some(life)) = (life_id, lives.last_mut()) {
+                    life.ended_elsewhere = life.tomb.is_none() && ended_elsewhere(id);
+                }
+                life_id = Some(s.life);
+                lives.push(Life::new());
+            }
+            let copy = Copy {
+                file: name(s).into(),
+                updated: s.updated,
+                seq: s.seq,
+                ended: s.ended,
+                state: s.state,
+                item: Some(i),
+            };
+            if let Some(life) = lives.last_mut() {
+                life.add(copy, false);
+            }
+        }
+        if let (Some(id), Some(life)) = (life_id, lives.last_mut()) {
+            life.ended_elsewhere = life.tomb.is_none() && ended_elsewhere(id);
+        }
+        if let Some(out) = decide(std::mem::take(&mut lives))
+            && let Some(winner) = out.winner.item
+        {
+            each(Verdict {
+                winner,
+                state: out.state,
+            });
+        }
+        start = end;
+    }
 }
 
 #[cfg(test)]
@@ -949,6 +1063,53 @@ mod tests {
             }
             // A live life is never hidden, by a tombstone or anything else.
             prop_assert_eq!(*state == State::Live, live_life_exists, "{:?}", base);
+        }
+
+        #[test]
+        fn slots_decide_as_the_reducer_does(
+            specs in prop::collection::vec(spec(), 1..14),
+            offsets in [-7200i32..=7200, -7200i32..=7200, -7200i32..=7200],
+            seed in any::<u64>(),
+            moved in prop::collection::vec(0usize..3, 14),
+        ) {
+            // Lives that moved to another endpoint, or have none (grouped by
+            // session id): a tombstone in one group ends copies in others.
+            let mut items = files(&specs, &offsets);
+            for (item, m) in items.iter_mut().zip(&moved) {
+                item.0.endpoint = ["ssh://shared/x", "ssh://other/y", ""][*m].to_owned();
+            }
+            let items = shuffled(&items, seed);
+            let mut want: Vec<(String, State)> = decide_all(&items, 0)
+                .into_iter()
+                .map(|(file, state, _)| (file, state))
+                .collect();
+            want.sort_by(|a, b| a.0.cmp(&b.0));
+            let mut slots: Vec<Slot> = items
+                .iter()
+                .enumerate()
+                .map(|(i, (r, f, c))| {
+                    let (group, life, copy) = describe::<()>(r, f, *c, NOW, SKEW);
+                    Slot {
+                        group,
+                        life,
+                        updated: copy.updated,
+                        seq: copy.seq,
+                        file: i as u32,
+                        kept: 0,
+                        part: 0,
+                        ended: copy.ended,
+                        state: copy.state,
+                    }
+                })
+                .collect();
+            let mut verdicts = Vec::new();
+            decide_slots(&mut slots, |s| items[s.file as usize].1.as_str(), |v| verdicts.push(v));
+            let mut got: Vec<(String, State)> = verdicts
+                .iter()
+                .map(|v| (items[slots[v.winner].file as usize].1.clone(), v.state))
+                .collect();
+            got.sort_by(|a, b| a.0.cmp(&b.0));
+            prop_assert_eq!(got, want);
         }
     }
 }

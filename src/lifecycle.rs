@@ -151,6 +151,14 @@ impl Registry {
         }
         let label = crate::record::label_of(&self.profile.label);
         let mut steps = Vec::new();
+        // Many records share an owner (a gateway's sessions): each is asked
+        // about once per pass.
+        let mut owners = std::collections::HashMap::new();
+        let mut owner_state = |pid: u32, start: u64| {
+            *owners
+                .entry((pid, start))
+                .or_insert_with(|| owner::owner_state(pid, start))
+        };
         for mine in self.ledger(&dir).entries()? {
             if !any_label && crate::record::label_of(&mine.label) != label {
                 continue;
@@ -167,14 +175,14 @@ impl Registry {
             };
             let kind = match (mine.ended_at, mine.owner_start) {
                 (None, _) if stamp.is_none() => match mine.owner_start {
-                    Some(start) if owner::owner_state(mine.pid, start) == OwnerState::Alive => {
+                    Some(start) if owner_state(mine.pid, start) == OwnerState::Alive => {
                         StepKind::Refresh
                     }
                     _ => continue,
                 },
                 (Some(_), _) => StepKind::Clear,
                 (None, None) => StepKind::Leave,
-                (None, Some(start)) => match owner::owner_state(mine.pid, start) {
+                (None, Some(start)) => match owner_state(mine.pid, start) {
                     OwnerState::Alive => StepKind::Refresh,
                     OwnerState::Dead => StepKind::Clear,
                 },

@@ -204,8 +204,10 @@ pub(crate) fn read_small(path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
     if !meta.is_file() || meta.len() > max {
         return Ok(None);
     }
-    let mut bytes = Vec::new();
-    // The size may have grown since fstat.
+    // Room for what fstat said and a byte more, so that a file of the size
+    // it said is read in one call plus the one that sees its end; it may
+    // have grown since fstat.
+    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
     f.take(max + 1).read_to_end(&mut bytes)?;
     Ok((bytes.len() as u64 <= max).then_some(bytes))
 }

@@ -36,7 +36,13 @@ pub(crate) fn process_info(pid: u32) -> Option<ProcessInfo> {
     if pid == 0 {
         return None;
     }
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    use std::io::Read;
+    // /proc says its files are empty: a buffer of the usual size saves the
+    // reads that growing one from nothing takes.
+    let mut stat = String::with_capacity(512);
+    std::fs::File::open(format!("/proc/{pid}/stat"))
+        .and_then(|mut f| f.read_to_string(&mut stat))
+        .ok()?;
     // The command name (field 2) may hold spaces and parentheses: skip past its last ')'.
     let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
     let state = fields.next()?;

@@ -814,17 +814,24 @@ impl Registry {
         let dir = self.dir.open()?;
         let own = self.own(&dir)?;
         let show = self.show_set(opts.all_profiles);
-        // Groups are reduced while the files are read: each file is probed
-        // for the few fields dedupe and liveness need, each life keeps only
-        // its newest copy and tombstone — and a copy's bytes only if it may
-        // be listed — and only the records listed in the end are fully
-        // parsed. Memory and work follow the shown rows, not the directory.
         let clocks = self.local.clocks();
-        let fold = |(reducer, learned): &mut (Reducer<Kept>, Clocks), raw: store::Raw<'_>| {
+        // Each file is probed for the few fields dedupe and liveness need
+        // and becomes a 48-byte slot; only a file that may be listed keeps
+        // its bytes, in its thread's buffer. The groups are then decided by
+        // sorting the slots, and only the winners are fully parsed, as their
+        // turn comes. Memory follows the files that can still win, not the
+        // directory's bytes.
+        let (names, mut report) = dir.candidates()?;
+        let part = std::sync::atomic::AtomicU8::new(0);
+        let init = || Part {
+            id: part.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            ..Part::default()
+        };
+        let fold = |p: &mut Part, file: u32, raw: store::Raw<'_>| {
             let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
             // Every record teaches its writer's clock, whatever its label.
             if let Some(updated) = probe.updated_at {
-                learned.learn(probe.device_id(), raw.ctime, updated);
+                p.learned.learn(probe.device_id(), raw.ctime, updated);
             }
             if !show.shows(probe.profile()) {
                 return Ok(());
@@ -832,68 +839,102 @@ impl Registry {
             let times = [probe.updated_at, probe.expires_at, probe.ended_at];
             let clock = self.writer_clock(&clocks, probe.device_id(), now);
             let state = liveness::state_of(times, raw.ctime, now, clock);
-            let keep = opts.include_expired || state == State::Live;
-            let mut copy = dedupe::Copy::new(
-                raw.file,
-                probe.updated_at,
-                probe.seq,
-                probe.ended_at.is_some(),
+            let kept = if opts.include_expired || state == State::Live {
+                p.keep(raw.bytes, raw.stamp)
+            } else {
+                u32::MAX
+            };
+            p.slots.push(dedupe::Slot {
+                group: Digest::group(probe.group_key()),
+                life: Digest::life(probe.instance_id(), probe.session_id(), probe.started_at),
+                updated: probe.updated_at.unwrap_or(f64::NEG_INFINITY),
+                seq: probe.seq,
+                file,
+                kept,
+                part: p.id,
+                ended: probe.ended_at.is_some(),
                 state,
-            );
-            copy.item = keep.then(|| Kept {
-                kind: raw.kind,
-                stamp: raw.stamp,
-                bytes: raw.bytes.into(),
-                started_at: probe.started_at,
-                session_id: crate::record::clip(probe.session_id()).into(),
             });
-            let life = Digest::life(probe.instance_id(), probe.session_id(), probe.started_at);
-            reducer.add(Digest::group(probe.group_key()), life, copy);
             Ok(())
         };
-        let init = || (Reducer::new(false), Clocks::default());
-        let (parts, mut report) = dir.scan_fold_raw(init, fold)?;
-        let mut reducer = Reducer::new(false);
+        let mut parts = dir.read_candidates(&names, &mut report, init, fold);
+        parts.sort_by_key(|p| p.id);
         let mut learned = Clocks::default();
-        for (part, samples) in parts {
-            reducer.merge(part);
-            learned.merge(&samples, now);
+        let mut slots = Vec::with_capacity(parts.iter().map(|p| p.slots.len()).sum());
+        for p in &mut parts {
+            learned.merge(&p.learned, now);
+            slots.append(&mut p.slots);
+            p.slots = Vec::new();
         }
         self.remember_clocks(&clocks, &learned, now);
-        let mut groups: Vec<(Box<str>, Kept, State)> = reducer
-            .finish()
-            .into_iter()
-            .filter(|g| opts.include_expired || g.state == State::Live)
-            .filter_map(|g| Some((g.winner.file, g.winner.item?, g.state)))
-            .collect();
-        groups.sort_by(|a, b| {
+        let mut winners = Vec::new();
+        dedupe::decide_slots(
+            &mut slots,
+            |s| names.get(s.file as usize).0,
+            |d| {
+                if opts.include_expired || d.state == State::Live {
+                    winners.push(d);
+                }
+            },
+        );
+        // The listing order's keys, probed again from the kept bytes.
+        let mut order: Vec<Listed<'_>> = Vec::with_capacity(winners.len());
+        for d in winners {
+            let slot = &slots[d.winner];
+            let Some(p) = parts.get(slot.part as usize) else {
+                continue;
+            };
+            let Some((bytes, stamp)) = p.kept(slot.kept) else {
+                continue;
+            };
+            let Ok(probe) = Probe::parse(bytes) else {
+                continue;
+            };
+            let (file, kind) = names.get(slot.file as usize);
+            order.push(Listed {
+                started_at: probe.started_at,
+                session_id: probe.into_session_id(),
+                file,
+                kind,
+                bytes,
+                stamp,
+                state: d.state,
+            });
+        }
+        drop(slots);
+        order.sort_by(|a, b| {
             listing_order(
-                (a.1.started_at, &a.1.session_id, &a.0),
-                (b.1.started_at, &b.1.session_id, &b.0),
+                (a.started_at, &a.session_id, a.file),
+                (b.started_at, &b.session_id, b.file),
             )
         });
-        for (file, k, state) in groups {
+        let make = |l: &Listed<'_>| {
             let raw = store::Raw {
-                file: &file,
-                kind: k.kind,
-                ctime: k.stamp.ctime(),
-                stamp: k.stamp,
-                bytes: &k.bytes,
+                file: l.file,
+                kind: l.kind,
+                ctime: l.stamp.ctime(),
+                stamp: l.stamp,
+                bytes: l.bytes,
             };
             match raw.parse() {
                 Ok(entry) => {
                     let mut row = self.row(entry, &own, now, &clocks);
-                    row.mark_life(state);
-                    if !each(row) {
-                        break;
-                    }
+                    row.mark_life(l.state);
+                    Ok(row)
                 }
-                Err(reason) => report.skipped.push(store::Skipped {
-                    file: file.to_string(),
+                Err(reason) => Err(store::Skipped {
+                    file: l.file.to_owned(),
                     reason,
                 }),
             }
-        }
+        };
+        in_order(&order, make, |made| match made {
+            Ok(row) => each(row),
+            Err(skipped) => {
+                report.skipped.push(skipped);
+                true
+            }
+        });
         Ok((report.exists, report.skipped))
     }
 
@@ -914,9 +955,28 @@ impl Registry {
             .into_iter()
             .filter(|e| show.shows(&e.record.profile))
             .collect();
+        let rows = self.every_row(entries, opts, &own, now, &clocks);
+        self.remember_clocks(&clocks, &learned, now);
+        Ok(Listing {
+            dir_exists: scan.exists,
+            rows,
+            skipped: scan.skipped,
+        })
+    }
+
+    /// The rows of `list --all` for `entries`: each group's winner, then
+    /// its losers with why they lost, groups in listing order.
+    fn every_row(
+        &self,
+        entries: Vec<Entry>,
+        opts: ListOptions,
+        own: &Own,
+        now: f64,
+        clocks: &Clocks,
+    ) -> Vec<Row> {
         let mut reducer = Reducer::new(true);
         for e in entries {
-            let clock = self.writer_clock(&clocks, &e.record.device_id, now);
+            let clock = self.writer_clock(clocks, &e.record.device_id, now);
             let (key, life, mut copy) = dedupe::describe(&e.record, &e.file, e.ctime, now, clock);
             copy.item = Some(e);
             reducer.add(key, life, copy);
@@ -930,12 +990,12 @@ impl Registry {
                 continue;
             };
             let winner_file = winner.file.clone();
-            let mut row = self.row(winner, &own, now, &clocks);
+            let mut row = self.row(winner, own, now, clocks);
             row.mark_life(group.state);
             let mut rows = vec![row];
             for (copy, why) in group.losers {
                 let Some(e) = copy.item else { continue };
-                let mut r = self.row(e, &own, now, &clocks);
+                let mut r = self.row(e, own, now, clocks);
                 if why == LossReason::LifeEnded {
                     r.mark_life(State::Ended);
                 }
@@ -946,12 +1006,7 @@ impl Registry {
             groups.push(rows);
         }
         groups.sort_by(|a, b| a[0].listing_order(&b[0]));
-        self.remember_clocks(&clocks, &learned, now);
-        Ok(Listing {
-            dir_exists: scan.exists,
-            rows: groups.into_iter().flatten().collect(),
-            skipped: scan.skipped,
-        })
+        groups.into_iter().flatten().collect()
     }
 
     /// How to read the times of a record written by `device`: through its
@@ -1065,13 +1120,81 @@ impl Registry {
     /// The newest record (live or not) whose `session_id` or `session_key` is
     /// `id`, among the labels this profile shows, and how many others matched.
     pub fn show(&self, id: &str, now: f64) -> Result<Option<(Row, usize)>> {
-        let listing = self.list(
-            ListOptions {
-                all: true,
-                ..ListOptions::default()
-            },
-            now,
-        )?;
+        let dir = self.dir.open()?;
+        let show = self.show_set(false);
+        let clocks = self.local.clocks();
+        // Every file is probed into a slot, as `list` does; only the groups
+        // holding a match, and the other copies of their lives (a tombstone
+        // elsewhere ends a life), are then read in full, as `list --all`
+        // reads them.
+        let (names, mut report) = dir.candidates()?;
+        let fold =
+            |(slots, learned): &mut (Vec<dedupe::Slot>, Clocks), file: u32, raw: store::Raw<'_>| {
+                let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
+                if let Some(updated) = probe.updated_at {
+                    learned.learn(probe.device_id(), raw.ctime, updated);
+                }
+                if !show.shows(probe.profile()) {
+                    return Ok(());
+                }
+                let matched = crate::record::clip(probe.session_id()) == id
+                    || crate::record::clip(probe.session_key()) == id;
+                slots.push(dedupe::Slot {
+                    group: Digest::group(probe.group_key()),
+                    life: Digest::life(probe.instance_id(), probe.session_id(), probe.started_at),
+                    updated: 0.0,
+                    seq: 0,
+                    file,
+                    kept: u32::from(matched),
+                    part: 0,
+                    ended: false,
+                    state: State::Live,
+                });
+                Ok(())
+            };
+        let parts = dir.read_candidates(&names, &mut report, Default::default, fold);
+        let mut learned = Clocks::default();
+        let mut slots = Vec::new();
+        for (part, samples) in parts {
+            learned.merge(&samples, now);
+            slots.extend(part);
+        }
+        self.remember_clocks(&clocks, &learned, now);
+        let mut groups: Vec<Digest> = slots
+            .iter()
+            .filter(|s| s.kept == 1)
+            .map(|s| s.group)
+            .collect();
+        if groups.is_empty() {
+            return Ok(None);
+        }
+        groups.sort_unstable();
+        groups.dedup();
+        let mut lives: Vec<Digest> = slots
+            .iter()
+            .filter(|s| groups.binary_search(&s.group).is_ok())
+            .map(|s| s.life)
+            .collect();
+        lives.sort_unstable();
+        lives.dedup();
+        let entries: Vec<Entry> = slots
+            .iter()
+            .filter(|s| {
+                groups.binary_search(&s.group).is_ok() || lives.binary_search(&s.life).is_ok()
+            })
+            .filter_map(|s| dir.read_entry(names.get(s.file as usize).0).ok().flatten())
+            .filter(|e| show.shows(&e.record.profile))
+            .collect();
+        let own = self.own(&dir)?;
+        let opts = ListOptions {
+            all: true,
+            ..ListOptions::default()
+        };
+        let listing = Listing {
+            dir_exists: report.exists,
+            rows: self.every_row(entries, opts, &own, now, &clocks),
+            skipped: Vec::new(),
+        };
         let mut matches: Vec<Row> = listing
             .rows
             .into_iter()
@@ -1191,15 +1314,95 @@ fn listing_order(a: (Option<f64>, &str, &str), b: (Option<f64>, &str, &str)) -> 
         .then_with(|| a.2.cmp(b.2))
 }
 
-/// A file kept for listing, parsed once the scan is over.
-struct Kept {
-    kind: NameKind,
-    stamp: store::Stamp,
-    bytes: Box<[u8]>,
-    /// The listing order's keys, so that rows can be put in order before
-    /// they are parsed.
+/// What one scan thread of a listing holds: the slots of the files it
+/// read, and the bytes of those that may be listed, in one buffer.
+#[derive(Default)]
+struct Part {
+    id: u8,
+    slots: Vec<dedupe::Slot>,
+    bytes: Vec<u8>,
+    kept: Vec<(usize, usize, store::Stamp)>,
+    learned: Clocks,
+}
+
+impl Part {
+    /// Keeps a file's bytes; returns the handle for [`Part::kept`].
+    fn keep(&mut self, bytes: &[u8], stamp: store::Stamp) -> u32 {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(bytes);
+        self.kept.push((start, bytes.len(), stamp));
+        u32::try_from(self.kept.len() - 1).unwrap_or(u32::MAX)
+    }
+
+    /// The bytes and stamp kept under `handle`.
+    fn kept(&self, handle: u32) -> Option<(&[u8], store::Stamp)> {
+        let &(start, len, stamp) = self.kept.get(handle as usize)?;
+        Some((self.bytes.get(start..start + len)?, stamp))
+    }
+}
+
+/// A group's winner, about to be listed.
+struct Listed<'a> {
     started_at: Option<f64>,
-    session_id: Box<str>,
+    session_id: std::borrow::Cow<'a, str>,
+    file: &'a str,
+    kind: NameKind,
+    bytes: &'a [u8],
+    stamp: store::Stamp,
+    state: State,
+}
+
+/// Below this many rows a listing builds them on the calling thread.
+const ROWS_IN_PARALLEL_FROM: usize = 128;
+
+/// Maps `items` through `make` and hands the results to `each` in order,
+/// until it returns `false`. Large inputs are made on up to
+/// `available_parallelism` threads (at most 4) while `each` consumes them
+/// on the calling thread: item `i` is made by thread `i % threads`, each
+/// sending down its own bounded channel, so order needs no buffer.
+fn in_order<T: Sync, R: Send>(
+    items: &[T],
+    make: impl Fn(&T) -> R + Sync,
+    mut each: impl FnMut(R) -> bool,
+) {
+    let threads = if items.len() < ROWS_IN_PARALLEL_FROM {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+    };
+    if threads == 1 {
+        for item in items {
+            if !each(make(item)) {
+                return;
+            }
+        }
+        return;
+    }
+    std::thread::scope(|scope| {
+        let make = &make;
+        let receivers: Vec<_> = (0..threads)
+            .map(|k| {
+                let (tx, rx) = std::sync::mpsc::sync_channel(64);
+                scope.spawn(move || {
+                    for item in items.iter().skip(k).step_by(threads) {
+                        if tx.send(make(item)).is_err() {
+                            // The consumer stopped.
+                            return;
+                        }
+                    }
+                });
+                rx
+            })
+            .collect();
+        for i in 0..items.len() {
+            let Ok(made) = receivers[i % threads].recv() else {
+                return;
+            };
+            if !each(made) {
+                return;
+            }
+        }
+    });
 }
 
 /// Ids are never rewritten: one that looks like a credential is refused.

@@ -231,6 +231,30 @@ fn stream_json(
     Ok(Exit::Ok)
 }
 
+/// `list --count`: rows are counted as they come, never held.
+fn stream_count(
+    ctx: &Ctx,
+    registry: &Registry,
+    args: &ListArgs,
+    opts: ListOptions,
+) -> anyhow::Result<Exit> {
+    let mut count = 0usize;
+    let (dir_exists, skipped) = registry
+        .list_each(opts, presence::unix_now(), |row| {
+            if args.keeps(&row) {
+                warn_redacted(ctx, registry, &row);
+                count += 1;
+            }
+            true
+        })
+        .with_context(|| format!("cannot list {}", registry.profile().dir.display()))?;
+    report(ctx, registry, dir_exists, &skipped);
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{count}")?;
+    out.flush()?;
+    Ok(Exit::Ok)
+}
+
 pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<Exit> {
     let template = args.format.as_deref().map(Template::parse).transpose()?;
     if args.watch {
@@ -243,6 +267,9 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<Exit> {
     opts.all_profiles = args.all_profiles;
     if args.json && !args.all && args.library_order() {
         return stream_json(ctx, &registry, &args, opts);
+    }
+    if args.count && !args.all && !args.json && template.is_none() {
+        return stream_count(ctx, &registry, &args, opts);
     }
     let mut listing = registry
         .list(opts, presence::unix_now())

@@ -110,13 +110,8 @@ pub(crate) struct Probe<'a> {
     _owner_start: Option<u64>,
     #[serde(default, rename = "pid", deserialize_with = "lenient::u32_or_zero")]
     _pid: u32,
-    #[serde(
-        default,
-        borrow,
-        rename = "session_key",
-        deserialize_with = "lenient::cow"
-    )]
-    _session_key: Cow<'a, str>,
+    #[serde(default, borrow, deserialize_with = "lenient::cow")]
+    session_key: Cow<'a, str>,
     /// `started_at`.
     #[serde(default, deserialize_with = "lenient::opt_f64")]
     pub started_at: Option<f64>,
@@ -144,6 +139,25 @@ impl<'a> Probe<'a> {
     /// The runtime session id.
     pub fn session_id(&self) -> &str {
         &self.session_id
+    }
+
+    /// The runtime session id, cut as the full record cuts it, borrowed
+    /// from the bytes where the JSON allows.
+    pub fn into_session_id(self) -> Cow<'a, str> {
+        match self.session_id {
+            Cow::Borrowed(s) => Cow::Borrowed(super::clip(s)),
+            Cow::Owned(s) => Cow::Owned(super::clip(&s).to_owned()),
+        }
+    }
+
+    /// The stable session key (the session id when it has none), as the
+    /// full record reads it.
+    pub fn session_key(&self) -> &str {
+        if self.session_key.is_empty() {
+            &self.session_id
+        } else {
+            &self.session_key
+        }
     }
 
     /// The writer's device.

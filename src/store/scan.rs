@@ -268,22 +268,26 @@ impl Dir {
         init: impl Fn() -> S + Sync,
         fold: impl Fn(&mut S, &str, ReadOutcome<'_>) + Sync,
     ) -> Vec<S> {
-        in_parallel(names, |chunk| {
-            let mut state = init();
-            let mut buf = Vec::with_capacity(4096);
-            for name in chunk {
-                let outcome = match &self.handle {
-                    Some(h) if is_plain_name(name) => match h.read(name, &mut buf) {
-                        Ok(Some(stamp)) => Ok(Some((stamp, &buf[..]))),
-                        Ok(None) => Ok(None),
-                        Err(reason) => Err(reason),
-                    },
-                    _ => Ok(None),
-                };
-                fold(&mut state, name, outcome);
-            }
-            state
-        })
+        in_parallel(
+            names.len(),
+            || (init(), Vec::with_capacity(4096)),
+            |(state, buf): &mut (S, Vec<u8>), range| {
+                for name in &names[range] {
+                    let outcome = match &self.handle {
+                        Some(h) if is_plain_name(name) => match h.read(name, buf) {
+                            Ok(Some(stamp)) => Ok(Some((stamp, &buf[..]))),
+                            Ok(None) => Ok(None),
+                            Err(reason) => Err(reason),
+                        },
+                        _ => Ok(None),
+                    };
+                    fold(state, name, outcome);
+                }
+            },
+        )
+        .into_iter()
+        .map(|(state, _)| state)
+        .collect()
     }
 
     /// Reads one record file safely. `Ok(None)` when it (or the directory)
@@ -331,15 +335,25 @@ impl Dir {
         init: impl Fn() -> S + Sync,
         fold: impl Fn(&mut S, Raw<'_>) -> Result<(), SkipReason> + Sync,
     ) -> Result<(Vec<S>, ScanReport)> {
+        let (names, mut report) = self.candidates()?;
+        let states = self.read_candidates(&names, &mut report, init, |s, _, raw| fold(s, raw));
+        Ok((states, report))
+    }
+
+    /// The record files a scan reads — records and conflict copies, valid
+    /// UTF-8, not known (by `d_type`) to be anything but a regular file —
+    /// listed without opening any, and what the listing passed over. A
+    /// missing directory lists nothing, with `exists == false`.
+    pub fn candidates(&self) -> Result<(Names, ScanReport)> {
         use rustix::fs::{AtFlags, FileType};
         let mut report = ScanReport::default();
+        let mut names = Names::default();
         let Some(handle) = &self.handle else {
-            return Ok((Vec::new(), report));
+            return Ok((names, report));
         };
         report.exists = true;
         let list_err = |e: rustix::io::Errno| Error::io("list directory", &self.path, e.into());
         let rd = rustix::fs::Dir::read_from(&handle.0).map_err(list_err)?;
-        let mut candidates: Vec<(Box<str>, NameKind)> = Vec::new();
         for dirent in rd {
             let dirent = dirent.map_err(list_err)?;
             let bytes = dirent.file_name().to_bytes();
@@ -385,43 +399,96 @@ impl Dir {
                 });
                 continue;
             }
-            candidates.push((name.into(), kind));
+            names.push(name, kind);
         }
-        let work = |chunk: &[(Box<str>, NameKind)]| {
-            let mut state = init();
-            let mut skipped = Vec::new();
-            let mut buf = Vec::with_capacity(4096);
-            for (name, kind) in chunk {
-                let outcome = match handle.read(name, &mut buf) {
-                    Ok(Some(stamp)) => {
-                        let raw = Raw {
-                            file: name,
-                            kind: *kind,
-                            ctime: stamp.ctime(),
-                            stamp,
-                            bytes: &buf,
-                        };
-                        fold(&mut state, raw)
-                    }
-                    Ok(None) => Ok(()),
-                    Err(reason) => Err(reason),
-                };
-                if let Err(reason) = outcome {
-                    skipped.push(Skipped {
-                        file: name.to_string(),
-                        reason,
-                    });
-                }
-            }
-            (state, skipped)
+        Ok((names, report))
+    }
+
+    /// Reads every file of `names` (from [`Dir::candidates`]) with the
+    /// safety rules of a scan, on several threads for large directories,
+    /// and folds each into its thread's state, made by `init`; `fold` gets
+    /// the file's index in `names`. Files that are not records are added to
+    /// `report`. The states are returned in no particular order.
+    pub fn read_candidates<S: Send>(
+        &self,
+        names: &Names,
+        report: &mut ScanReport,
+        init: impl Fn() -> S + Sync,
+        fold: impl Fn(&mut S, u32, Raw<'_>) -> Result<(), SkipReason> + Sync,
+    ) -> Vec<S> {
+        let Some(handle) = &self.handle else {
+            return Vec::new();
         };
-        let results = in_parallel(&candidates, work);
+        let results = in_parallel(
+            names.len(),
+            || (init(), Vec::new(), Vec::with_capacity(4096)),
+            |(state, skipped, buf): &mut (S, Vec<Skipped>, Vec<u8>), range| {
+                for i in range {
+                    let (name, kind) = names.get(i);
+                    let outcome = match handle.read(name, buf) {
+                        Ok(Some(stamp)) => {
+                            let raw = Raw {
+                                file: name,
+                                kind,
+                                ctime: stamp.ctime(),
+                                stamp,
+                                bytes: buf,
+                            };
+                            fold(state, i as u32, raw)
+                        }
+                        Ok(None) => Ok(()),
+                        Err(reason) => Err(reason),
+                    };
+                    if let Err(reason) = outcome {
+                        skipped.push(Skipped {
+                            file: name.to_owned(),
+                            reason,
+                        });
+                    }
+                }
+            },
+        );
         let mut states = Vec::with_capacity(results.len());
-        for (state, skipped) in results {
+        for (state, skipped, _) in results {
             states.push(state);
             report.skipped.extend(skipped);
         }
-        Ok((states, report))
+        states
+    }
+}
+
+/// The names of a directory's record files, in one buffer (a listing of
+/// 100 000 files makes no allocation per name), each with its kind.
+#[derive(Debug, Default)]
+pub(crate) struct Names {
+    text: String,
+    items: Vec<(u32, u32, NameKind)>,
+}
+
+impl Names {
+    fn push(&mut self, name: &str, kind: NameKind) {
+        let start = self.text.len();
+        self.text.push_str(name);
+        // File names are short; a directory's listing stays far below 4 GiB.
+        let (start, end) = (
+            u32::try_from(start).unwrap_or(u32::MAX),
+            u32::try_from(self.text.len()).unwrap_or(u32::MAX),
+        );
+        self.items.push((start, end, kind));
+    }
+
+    /// How many names.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// The `i`th name and its kind.
+    pub fn get(&self, i: usize) -> (&str, NameKind) {
+        let (start, end, kind) = self.items[i];
+        (
+            self.text.get(start as usize..end as usize).unwrap_or(""),
+            kind,
+        )
     }
 }
 
@@ -429,26 +496,47 @@ impl Dir {
 /// contents, `Ok(None)` when it vanished, or why it is not a record.
 pub(crate) type ReadOutcome<'a> = Result<Option<(Stamp, &'a [u8])>, SkipReason>;
 
-/// Runs `work` on chunks of `items`: on one thread below [`PARALLEL_FROM`]
-/// items, else on up to `available_parallelism` (at most 8) threads.
-fn in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> R + Sync) -> Vec<R> {
-    let threads = if items.len() < PARALLEL_FROM {
+/// Files a thread takes from the shared queue at a time: large enough that
+/// taking is cheap, small enough that both threads finish together.
+const BATCH: usize = 256;
+
+/// Runs `work` over the indexes `0..n`, in batches taken from a shared
+/// queue: on one thread below [`PARALLEL_FROM`] items, else on up to
+/// `available_parallelism` (at most 8) threads, each folding its batches
+/// into its own state made by `init`. Returns the states.
+fn in_parallel<S: Send>(
+    n: usize,
+    init: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, std::ops::Range<usize>) + Sync,
+) -> Vec<S> {
+    let threads = if n < PARALLEL_FROM {
         1
     } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+        std::thread::available_parallelism().map_or(1, |t| t.get().min(8))
     };
     if threads == 1 {
-        return vec![work(items)];
+        let mut state = init();
+        work(&mut state, 0..n);
+        return vec![state];
     }
-    let size = items.len().div_ceil(threads);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let run = || {
+        let mut state = init();
+        loop {
+            let start = next.fetch_add(BATCH, std::sync::atomic::Ordering::Relaxed);
+            if start >= n {
+                break;
+            }
+            work(&mut state, start..(start + BATCH).min(n));
+        }
+        state
+    };
     std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(size)
-            .map(|chunk| scope.spawn(|| work(chunk)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
+        let handles: Vec<_> = (1..threads).map(|_| scope.spawn(run)).collect();
+        let mut states = vec![run()];
+        for h in handles {
+            states.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        }
+        states
     })
 }
