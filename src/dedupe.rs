@@ -33,12 +33,15 @@ use crate::liveness::{self, State};
 use crate::record::Record;
 
 /// What decides recency within a group: `updated_at` (missing counts as
-/// oldest), then `seq`, then the file name. Ordered: greater is newer.
+/// oldest), then `seq`, then the file name, then the directory (for a
+/// profile that reads several: the earlier one ranks higher). Ordered:
+/// greater is newer.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Rank<'a> {
     updated: f64,
     seq: u64,
     file: &'a str,
+    dir: usize,
 }
 
 impl<'a> Rank<'a> {
@@ -53,7 +56,17 @@ impl<'a> Rank<'a> {
 
     /// A rank from its parts (`updated` is `-inf` for a missing `updated_at`).
     pub fn new(updated: f64, seq: u64, file: &'a str) -> Self {
-        Rank { updated, seq, file }
+        Rank {
+            updated,
+            seq,
+            file,
+            dir: 0,
+        }
+    }
+
+    /// The same rank for a file in the profile's `dir`-th directory.
+    pub fn in_dir(self, dir: usize) -> Self {
+        Rank { dir, ..self }
     }
 }
 
@@ -63,6 +76,7 @@ impl Ord for Rank<'_> {
             .total_cmp(&other.updated)
             .then(self.seq.cmp(&other.seq))
             .then_with(|| self.file.as_bytes().cmp(other.file.as_bytes()))
+            .then(other.dir.cmp(&self.dir))
     }
 }
 
@@ -158,6 +172,8 @@ type ByDigest<V> = HashMap<Digest, V, BuildHasherDefault<Identity>>;
 pub(crate) struct Copy<T> {
     /// File name.
     pub file: Box<str>,
+    /// Which of the profile's directories holds the file (0: `dir`).
+    pub dir: usize,
     /// `updated_at`, `-inf` when missing.
     pub updated: f64,
     /// `seq`.
@@ -182,6 +198,7 @@ impl<T> Copy<T> {
     ) -> Self {
         Copy {
             file: file.into(),
+            dir: 0,
             updated: updated_at.unwrap_or(f64::NEG_INFINITY),
             seq,
             ended,
@@ -192,7 +209,7 @@ impl<T> Copy<T> {
 
     /// This copy's rank.
     pub(crate) fn rank(&self) -> Rank<'_> {
-        Rank::new(self.updated, self.seq, &self.file)
+        Rank::new(self.updated, self.seq, &self.file).in_dir(self.dir)
     }
 }
 
@@ -291,6 +308,9 @@ pub enum LossReason {
     LowerSeq,
     /// Same `updated_at` and `seq`; the winner's file name sorts after.
     FileName,
+    /// The same file name, `updated_at` and `seq` in another directory of
+    /// the profile, which comes first in its list.
+    Directory,
     /// Another copy of its life is a tombstone: that life is over.
     LifeEnded,
     /// Newer, but of a life that is not live; a live life wins.
@@ -304,6 +324,7 @@ impl LossReason {
             LossReason::Older => "older",
             LossReason::LowerSeq => "lower_seq",
             LossReason::FileName => "file_name",
+            LossReason::Directory => "directory",
             LossReason::LifeEnded => "life_ended",
             LossReason::NotLive => "not_live",
         }
@@ -316,8 +337,10 @@ fn rank_reason(winner: Rank<'_>, loser: Rank<'_>) -> LossReason {
         LossReason::Older
     } else if winner.seq != loser.seq {
         LossReason::LowerSeq
-    } else {
+    } else if winner.file != loser.file {
         LossReason::FileName
+    } else {
+        LossReason::Directory
     }
 }
 

@@ -325,6 +325,13 @@ pub struct Row {
     pub record: Record,
     /// File name in the directory.
     pub file: String,
+    /// The directory that holds the file, as configured (expanded): only
+    /// for a profile that reads several directories (`dirs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dir: Option<PathBuf>,
+    /// Which of the profile's directories holds the file (0: `dir`).
+    #[serde(skip)]
+    pub dir_index: usize,
     /// Whether the record is live.
     pub live: bool,
     /// `live`, `ended`, `stale` or `expired`.
@@ -402,6 +409,8 @@ impl Row {
         let row = Row {
             record: Record::new("x"),
             file: String::new(),
+            dir: Some(PathBuf::new()),
+            dir_index: 0,
             live: false,
             state: State::Live,
             local: false,
@@ -492,13 +501,19 @@ pub struct Registry {
     pub(crate) host: String,
     /// The profile's directory, resolved once.
     pub(crate) dir: store::SharedDir,
+    /// Every directory the profile reads, `dir` first (see [`Profile::dirs`]).
+    pub(crate) dirs: Vec<store::SharedDir>,
 }
 
 impl Registry {
     /// A registry for `profile`, with this device's local state in `local`.
     pub fn new(profile: Profile, local: LocalDirs) -> Self {
+        let dir = store::SharedDir::new(&profile.dir);
+        let mut dirs = vec![dir.clone()];
+        dirs.extend(profile.dirs.iter().skip(1).map(|d| store::SharedDir::new(d)));
         Registry {
-            dir: store::SharedDir::new(&profile.dir),
+            dir,
+            dirs,
             profile,
             local,
             host: local::hostname(),
@@ -772,6 +787,64 @@ impl Registry {
         })
     }
 
+    /// Every directory the profile reads, opened, `dir` first. A missing
+    /// one is an empty [`store::Dir`].
+    pub(crate) fn open_dirs(&self) -> Result<Vec<store::Dir>> {
+        self.dirs.iter().map(store::SharedDir::open).collect()
+    }
+
+    /// What the ledger of each of `dirs` says this device published there:
+    /// a file is this device's only in the directory it wrote it to.
+    pub(crate) fn owns(&self, dirs: &[store::Dir]) -> Result<Vec<Own>> {
+        dirs.iter().map(|d| self.own(d)).collect()
+    }
+
+    /// The `at`-th directory the profile reads, as configured.
+    pub(crate) fn read_dir(&self, at: usize) -> &std::path::Path {
+        self.profile
+            .dirs
+            .get(at)
+            .map_or(self.profile.dir.as_path(), PathBuf::as_path)
+    }
+
+    /// Files passed over in the `at`-th directory: named by their path when
+    /// the profile reads several directories.
+    fn qualify(&self, at: usize, skipped: Vec<Skipped>) -> Vec<Skipped> {
+        if self.dirs.len() < 2 {
+            return skipped;
+        }
+        let dir = self.read_dir(at);
+        skipped
+            .into_iter()
+            .map(|s| Skipped {
+                file: dir.join(&s.file).display().to_string(),
+                ..s
+            })
+            .collect()
+    }
+
+    /// This registry narrowed to the `at`-th directory its profile reads,
+    /// as a profile whose only directory that is (for the checks `doctor`
+    /// runs on each directory).
+    pub(crate) fn only_dir(&self, at: usize) -> Registry {
+        let mut profile = self.profile.clone();
+        let path = self.read_dir(at).to_path_buf();
+        if at > 0 {
+            profile.expires_others = crate::config::expires_others_in(&path, &self.local.home);
+            profile.dir_is_default = false;
+        }
+        profile.dir = path.clone();
+        profile.dirs = vec![path];
+        let dir = self.dirs.get(at).unwrap_or(&self.dir).clone();
+        Registry {
+            dir: dir.clone(),
+            dirs: vec![dir],
+            profile,
+            local: self.local.clone(),
+            host: self.host.clone(),
+        }
+    }
+
     /// The labels this registry shows, given the options.
     pub(crate) fn show_set(&self, all_profiles: bool) -> ShowSet {
         if all_profiles {
@@ -811,68 +884,81 @@ impl Registry {
         now: f64,
         mut each: impl FnMut(Row) -> bool,
     ) -> Result<(bool, Vec<Skipped>)> {
-        let dir = self.dir.open()?;
-        let own = self.own(&dir)?;
+        let dirs = self.open_dirs()?;
+        let owns = self.owns(&dirs)?;
         let show = self.show_set(opts.all_profiles);
         // Groups are reduced while the files are read: each file is probed
         // for the few fields dedupe and liveness need, each life keeps only
         // its newest copy and tombstone — and a copy's bytes only if it may
         // be listed — and only the records listed in the end are fully
         // parsed. Memory and work follow the shown rows, not the directory.
+        // A profile that reads several directories feeds them all into the
+        // one reducer, each file carrying its directory's index.
         let clocks = self.local.clocks();
-        let fold = |(reducer, learned): &mut (Reducer<Kept>, Clocks), raw: store::Raw<'_>| {
-            let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
-            // Every record teaches its writer's clock, whatever its label.
-            if let Some(updated) = probe.updated_at {
-                learned.learn(probe.device_id(), raw.ctime, updated);
+        let fold = |at: usize| {
+            let (show, clocks) = (&show, &clocks);
+            move |(reducer, learned): &mut (Reducer<Kept>, Clocks), raw: store::Raw<'_>| {
+                let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
+                // Every record teaches its writer's clock, whatever its label.
+                if let Some(updated) = probe.updated_at {
+                    learned.learn(probe.device_id(), raw.ctime, updated);
+                }
+                if !show.shows(probe.profile()) {
+                    return Ok(());
+                }
+                let times = [probe.updated_at, probe.expires_at, probe.ended_at];
+                let clock = self.writer_clock(clocks, probe.device_id(), now);
+                let state = liveness::state_of(times, raw.ctime, now, clock);
+                let keep = opts.include_expired || state == State::Live;
+                let mut copy = dedupe::Copy::new(
+                    raw.file,
+                    probe.updated_at,
+                    probe.seq,
+                    probe.ended_at.is_some(),
+                    state,
+                );
+                copy.dir = at;
+                copy.item = keep.then(|| Kept {
+                    kind: raw.kind,
+                    stamp: raw.stamp,
+                    bytes: raw.bytes.into(),
+                    started_at: probe.started_at,
+                    session_id: crate::record::clip(probe.session_id()).into(),
+                });
+                let life = Digest::life(probe.instance_id(), probe.session_id(), probe.started_at);
+                reducer.add(Digest::group(probe.group_key()), life, copy);
+                Ok(())
             }
-            if !show.shows(probe.profile()) {
-                return Ok(());
-            }
-            let times = [probe.updated_at, probe.expires_at, probe.ended_at];
-            let clock = self.writer_clock(&clocks, probe.device_id(), now);
-            let state = liveness::state_of(times, raw.ctime, now, clock);
-            let keep = opts.include_expired || state == State::Live;
-            let mut copy = dedupe::Copy::new(
-                raw.file,
-                probe.updated_at,
-                probe.seq,
-                probe.ended_at.is_some(),
-                state,
-            );
-            copy.item = keep.then(|| Kept {
-                kind: raw.kind,
-                stamp: raw.stamp,
-                bytes: raw.bytes.into(),
-                started_at: probe.started_at,
-                session_id: crate::record::clip(probe.session_id()).into(),
-            });
-            let life = Digest::life(probe.instance_id(), probe.session_id(), probe.started_at);
-            reducer.add(Digest::group(probe.group_key()), life, copy);
-            Ok(())
         };
         let init = || (Reducer::new(false), Clocks::default());
-        let (parts, mut report) = dir.scan_fold_raw(init, fold)?;
         let mut reducer = Reducer::new(false);
         let mut learned = Clocks::default();
-        for (part, samples) in parts {
-            reducer.merge(part);
-            learned.merge(&samples, now);
+        let mut all_exist = true;
+        let mut skipped = Vec::new();
+        for (at, dir) in dirs.iter().enumerate() {
+            let (parts, report) = dir.scan_fold_raw(init, fold(at))?;
+            for (part, samples) in parts {
+                reducer.merge(part);
+                learned.merge(&samples, now);
+            }
+            all_exist &= report.exists;
+            skipped.extend(self.qualify(at, report.skipped));
         }
         self.remember_clocks(&clocks, &learned, now);
-        let mut groups: Vec<(Box<str>, Kept, State)> = reducer
+        let mut groups: Vec<(Box<str>, usize, Kept, State)> = reducer
             .finish()
             .into_iter()
             .filter(|g| opts.include_expired || g.state == State::Live)
-            .filter_map(|g| Some((g.winner.file, g.winner.item?, g.state)))
+            .filter_map(|g| Some((g.winner.file, g.winner.dir, g.winner.item?, g.state)))
             .collect();
         groups.sort_by(|a, b| {
             listing_order(
-                (a.1.started_at, &a.1.session_id, &a.0),
-                (b.1.started_at, &b.1.session_id, &b.0),
+                (a.2.started_at, &a.2.session_id, &a.0),
+                (b.2.started_at, &b.2.session_id, &b.0),
             )
+            .then(a.1.cmp(&b.1))
         });
-        for (file, k, state) in groups {
+        for (file, at, k, state) in groups {
             let raw = store::Raw {
                 file: &file,
                 kind: k.kind,
@@ -882,44 +968,53 @@ impl Registry {
             };
             match raw.parse() {
                 Ok(entry) => {
-                    let mut row = self.row(entry, &own, now, &clocks);
+                    let mut row = self.row(entry, at, &owns[at], now, &clocks);
                     row.mark_life(state);
                     if !each(row) {
                         break;
                     }
                 }
-                Err(reason) => report.skipped.push(store::Skipped {
-                    file: file.to_string(),
-                    reason,
-                }),
+                Err(reason) => skipped.extend(self.qualify(
+                    at,
+                    vec![store::Skipped {
+                        file: file.to_string(),
+                        reason,
+                    }],
+                )),
             }
         }
-        Ok((report.exists, report.skipped))
+        Ok((all_exist, skipped))
     }
 
     /// `list --all`: every record, each group's losers after its winner.
     fn list_all(&self, opts: ListOptions, now: f64) -> Result<Listing> {
-        let dir = self.dir.open()?;
-        let scan = dir.scan()?;
-        let own = self.own(&dir)?;
+        let dirs = self.open_dirs()?;
+        let owns = self.owns(&dirs)?;
         let show = self.show_set(opts.all_profiles);
         let clocks = self.local.clocks();
-        // Every record teaches its writer's clock, whatever its label.
         let mut learned = Clocks::default();
-        for e in &scan.entries {
-            learned.learn_record(&e.record, e.ctime);
-        }
-        let entries: Vec<Entry> = scan
-            .entries
-            .into_iter()
-            .filter(|e| show.shows(&e.record.profile))
-            .collect();
         let mut reducer = Reducer::new(true);
-        for e in entries {
-            let clock = self.writer_clock(&clocks, &e.record.device_id, now);
-            let (key, life, mut copy) = dedupe::describe(&e.record, &e.file, e.ctime, now, clock);
-            copy.item = Some(e);
-            reducer.add(key, life, copy);
+        let mut all_exist = true;
+        let mut skipped = Vec::new();
+        for (at, dir) in dirs.iter().enumerate() {
+            let scan = dir.scan()?;
+            all_exist &= scan.exists;
+            skipped.extend(self.qualify(at, scan.skipped));
+            // Every record teaches its writer's clock, whatever its label.
+            for e in &scan.entries {
+                learned.learn_record(&e.record, e.ctime);
+            }
+            for e in scan.entries {
+                if !show.shows(&e.record.profile) {
+                    continue;
+                }
+                let clock = self.writer_clock(&clocks, &e.record.device_id, now);
+                let (key, life, mut copy) =
+                    dedupe::describe(&e.record, &e.file, e.ctime, now, clock);
+                copy.dir = at;
+                copy.item = Some(e);
+                reducer.add(key, life, copy);
+            }
         }
         let mut groups: Vec<Vec<Row>> = Vec::new();
         for group in reducer.finish() {
@@ -930,12 +1025,14 @@ impl Registry {
                 continue;
             };
             let winner_file = winner.file.clone();
-            let mut row = self.row(winner, &own, now, &clocks);
+            let at = group.winner.dir;
+            let mut row = self.row(winner, at, &owns[at], now, &clocks);
             row.mark_life(group.state);
             let mut rows = vec![row];
             for (copy, why) in group.losers {
+                let at = copy.dir;
                 let Some(e) = copy.item else { continue };
-                let mut r = self.row(e, &own, now, &clocks);
+                let mut r = self.row(e, at, &owns[at], now, &clocks);
                 if why == LossReason::LifeEnded {
                     r.mark_life(State::Ended);
                 }
@@ -948,9 +1045,9 @@ impl Registry {
         groups.sort_by(|a, b| a[0].listing_order(&b[0]));
         self.remember_clocks(&clocks, &learned, now);
         Ok(Listing {
-            dir_exists: scan.exists,
+            dir_exists: all_exist,
             rows: groups.into_iter().flatten().collect(),
-            skipped: scan.skipped,
+            skipped,
         })
     }
 
@@ -983,7 +1080,9 @@ impl Registry {
         }
     }
 
-    pub(crate) fn row(&self, e: Entry, own: &Own, now: f64, clocks: &Clocks) -> Row {
+    /// The row of `e`, a file in the profile's `at`-th directory, whose
+    /// ledger is `own`.
+    pub(crate) fn row(&self, e: Entry, at: usize, own: &Own, now: f64, clocks: &Clocks) -> Row {
         let clock = self.writer_clock(clocks, &e.record.device_id, now);
         let state = liveness::state(&e.record, e.ctime, now, clock);
         let local = own.is_mine(&e.file, e.kind, &e.record);
@@ -995,6 +1094,8 @@ impl Registry {
         let mut row = Row {
             local,
             file: e.file,
+            dir: (self.dirs.len() > 1).then(|| self.read_dir(at).to_path_buf()),
+            dir_index: at,
             live: state == State::Live,
             state,
             conflict_copy: matches!(e.kind, NameKind::ConflictCopy(_)),
@@ -1086,12 +1187,12 @@ impl Registry {
             (
                 a.superseded_by.is_none(),
                 a.live,
-                dedupe::Rank::of(&a.record, &a.file),
+                dedupe::Rank::of(&a.record, &a.file).in_dir(a.dir_index),
             )
                 .cmp(&(
                     b.superseded_by.is_none(),
                     b.live,
-                    dedupe::Rank::of(&b.record, &b.file),
+                    dedupe::Rank::of(&b.record, &b.file).in_dir(b.dir_index),
                 ))
                 .reverse()
         });
