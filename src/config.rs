@@ -291,7 +291,10 @@ impl<'de> Deserialize<'de> for DirsSetting {
             Raw::Other(v) => {
                 let problem = match v {
                     toml::Value::Array(_) => "dirs must list directory paths, each a string".into(),
-                    v => format!("dirs must be an array of directory paths, not {}", v.type_str()),
+                    v => format!(
+                        "dirs must be an array of directory paths, not {}",
+                        v.type_str()
+                    ),
                 };
                 Err(serde::de::Error::custom(format!(
                     "{problem}; write e.g. \

@@ -62,7 +62,7 @@ fn check(check: &'static str, status: Status, message: String, fix: Option<Strin
 pub(crate) fn run(registry: &Registry, config: &ConfigSource, now: f64) -> Vec<Check> {
     let p = registry.profile();
     let mut out = vec![config_file(config), refresh_interval(p)];
-    if p.dirs.len() > 1 {
+    if registry.dirs.len() > 1 {
         out.extend(several_dirs(registry, now));
         return out;
     }
@@ -98,7 +98,7 @@ pub(crate) fn run(registry: &Registry, config: &ConfigSource, now: f64) -> Vec<C
 /// A directory that is missing is reported and the others are checked.
 fn several_dirs(registry: &Registry, now: f64) -> Vec<Check> {
     let mut out = Vec::new();
-    for at in 0..registry.profile().dirs.len() {
+    for at in 0..registry.dirs.len() {
         let view = registry.only_dir(at);
         let p = view.profile();
         let mut found = Vec::new();

@@ -272,7 +272,13 @@ impl Registry {
     }
 
     /// [`expire`](Self::expire) of the profile's `at`-th directory.
-    fn expire_dir(&self, at: usize, now: f64, dry_run: bool, out: &mut ExpireOutcome) -> Result<()> {
+    fn expire_dir(
+        &self,
+        at: usize,
+        now: f64,
+        dry_run: bool,
+        out: &mut ExpireOutcome,
+    ) -> Result<()> {
         let path = self.read_dir(at);
         // The resolver refuses these already; a Profile built by hand is
         // checked here, before anything is deleted.

@@ -510,7 +510,13 @@ impl Registry {
     pub fn new(profile: Profile, local: LocalDirs) -> Self {
         let dir = store::SharedDir::new(&profile.dir);
         let mut dirs = vec![dir.clone()];
-        dirs.extend(profile.dirs.iter().skip(1).map(|d| store::SharedDir::new(d)));
+        dirs.extend(
+            profile
+                .dirs
+                .iter()
+                .skip(1)
+                .map(|d| store::SharedDir::new(d)),
+        );
         Registry {
             dir,
             dirs,
@@ -799,12 +805,13 @@ impl Registry {
         dirs.iter().map(|d| self.own(d)).collect()
     }
 
-    /// The `at`-th directory the profile reads, as configured.
+    /// The `at`-th directory the profile reads, as configured (the 0th is
+    /// `dir`, even in a profile built by hand whose `dirs` says otherwise).
     pub(crate) fn read_dir(&self, at: usize) -> &std::path::Path {
-        self.profile
-            .dirs
-            .get(at)
-            .map_or(self.profile.dir.as_path(), PathBuf::as_path)
+        match self.profile.dirs.get(at) {
+            Some(d) if at > 0 => d,
+            _ => &self.profile.dir,
+        }
     }
 
     /// Files passed over in the `at`-th directory: named by their path when

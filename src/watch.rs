@@ -499,8 +499,8 @@ impl Watcher {
                             if let Some(p) = &probe {
                                 // Only a file that is live itself can give a live row.
                                 let clock = registry.writer_clock(clocks, &p.device, now);
-                                let live = liveness::state_of(p.times, p.ctime, now, clock)
-                                    == State::Live;
+                                let live =
+                                    liveness::state_of(p.times, p.ctime, now, clock) == State::Live;
                                 let fresh = Fresh {
                                     updated: p.updated_at.unwrap_or(f64::NEG_INFINITY),
                                     seq: p.seq,

@@ -61,7 +61,8 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
             writeln!(out, "dir = {}", q(&p.dir.display().to_string()))?;
             if p.dirs.len() > 1 {
                 // Every directory read, `dir` first.
-                let dirs: Vec<String> = p.dirs.iter().map(|d| q(&d.display().to_string())).collect();
+                let dirs: Vec<String> =
+                    p.dirs.iter().map(|d| q(&d.display().to_string())).collect();
                 writeln!(out, "dirs = [{}]", dirs.join(", "))?;
             }
             writeln!(out, "ttl = {}", d(p.ttl))?;

@@ -185,7 +185,11 @@ mod inotify {
     }
 
     impl Watch {
-        pub(crate) fn start(dir: &Path, at: usize, tx: mpsc::Sender<Msg>) -> std::io::Result<Watch> {
+        pub(crate) fn start(
+            dir: &Path,
+            at: usize,
+            tx: mpsc::Sender<Msg>,
+        ) -> std::io::Result<Watch> {
             let fd = Arc::new(inotify::init(CreateFlags::CLOEXEC)?);
             let wd = inotify::add_watch(&*fd, dir, MASK)?;
             let reader = Arc::clone(&fd);
