@@ -252,8 +252,9 @@ pub(crate) struct Config {
 pub(crate) struct ProfileSettings {
     /// `dir`.
     pub dir: Option<String>,
-    /// `dirs`.
-    pub dirs: Option<DirsSetting>,
+    /// `dirs`: checked to be an array of strings when the profile is
+    /// resolved, so that the error names the profile.
+    pub dirs: Option<toml::Value>,
     /// `ttl`.
     pub ttl: Option<DurationSetting>,
     /// `refresh_interval`.
@@ -272,37 +273,6 @@ pub(crate) struct ProfileSettings {
     pub label: Option<String>,
     /// `show`.
     pub show: Option<Vec<String>>,
-}
-
-/// `dirs`: an array of directory paths, as written.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct DirsSetting(pub Vec<String>);
-
-impl<'de> Deserialize<'de> for DirsSetting {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Paths(Vec<String>),
-            Other(toml::Value),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Paths(paths) => Ok(DirsSetting(paths)),
-            Raw::Other(v) => {
-                let problem = match v {
-                    toml::Value::Array(_) => "dirs must list directory paths, each a string".into(),
-                    v => format!(
-                        "dirs must be an array of directory paths, not {}",
-                        v.type_str()
-                    ),
-                };
-                Err(serde::de::Error::custom(format!(
-                    "{problem}; write e.g. \
-                     dirs = [\"~/Sync/presence\", \"~/.hermes/session-presence/active\"]"
-                )))
-            }
-        }
-    }
 }
 
 /// A duration written as `"90s"` or as a number of seconds.
@@ -562,7 +532,26 @@ impl Config {
             None => (None, true),
         };
         let mut extra = Vec::new();
-        if let Some(DirsSetting(entries)) = &settings.dirs {
+        if let Some(value) = &settings.dirs {
+            const E_G: &str =
+                "write e.g. dirs = [\"~/Sync/presence\", \"~/.hermes/session-presence/active\"]";
+            let entries: Vec<&str> = match value {
+                toml::Value::Array(items) => items
+                    .iter()
+                    .map(toml::Value::as_str)
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| {
+                        invalid(format!(
+                            "dirs must list directory paths, each a string; {E_G}"
+                        ))
+                    })?,
+                other => {
+                    return Err(invalid(format!(
+                        "dirs must be an array of directory paths, not {}; {E_G}",
+                        other.type_str()
+                    )));
+                }
+            };
             if entries.is_empty() {
                 return Err(invalid(
                     "dirs = [] lists no directory; remove it, or list the directories to read, \
@@ -584,7 +573,7 @@ impl Config {
                     format!("`dirs` of [profiles.{name}] in {}", source.path.display()),
                     false,
                 )?;
-                extra.push((d.as_str(), path));
+                extra.push((*d, path));
             }
         }
         // `dir` is where the profile writes: the first entry of `dirs` when
@@ -1002,6 +991,30 @@ mod tests {
             ),
             ("[profiles.a]\ndir = \"\"", "dir is empty"),
             ("[profiles.a]\nshow = []", "show must list"),
+            (
+                "[profiles.a]\ndirs = []",
+                "dirs = [] lists no directory; remove it",
+            ),
+            (
+                "[profiles.a]\ndirs = [\"x\", \" \"]",
+                "entry 2 of dirs is empty",
+            ),
+            (
+                "[profiles.a]\ndirs = \"x\"",
+                "dirs must be an array of directory paths, not string",
+            ),
+            (
+                "[profiles.a]\ndirs = [\"x\", 2]",
+                "dirs must list directory paths, each a string",
+            ),
+            (
+                "[profiles.a]\ndirs = [\"x\", \"y\", \"./x/\"]",
+                "entry 3 of dirs (./x/) is the same directory as entry 1 of dirs",
+            ),
+            (
+                "[profiles.a]\ndirs = [\"x\", \"/usr\"]",
+                "the system directory /usr",
+            ),
             ("[profiles.a]\nlabel = \" \"", "label must not be empty"),
             ("[profiles.a\n", "line 1"),
             ("default_profile = 3", "default_profile"),
@@ -1020,6 +1033,55 @@ mod tests {
             assert!(err.contains(want), "{text:?}: {err}");
             assert!(err.contains("config.toml"), "{text:?}: {err}");
         }
+    }
+
+    #[test]
+    fn dirs_are_read_dir_first_and_written_to_dir() {
+        let cfg = "/home/u/config/presence";
+        // Without `dir`, the first entry is `dir`.
+        let p = profile("[profiles.a]\ndirs = [\"~/Sync/p\", \"rel\"]\n", Some("a")).unwrap();
+        assert_eq!(p.dir, Path::new("/home/u/Sync/p"));
+        assert_eq!(
+            p.dirs,
+            [
+                PathBuf::from("/home/u/Sync/p"),
+                PathBuf::from(cfg).join("rel")
+            ]
+        );
+        assert!(!p.dir_is_default);
+        // With `dir`, it comes first, and listed again it is read once.
+        let text = "[profiles.a]\ndir = \"/srv/w\"\ndirs = [\"/srv/r\", \"/srv/w/\"]\n";
+        let p = profile(text, Some("a")).unwrap();
+        assert_eq!(p.dir, Path::new("/srv/w"));
+        assert_eq!(p.dirs, [PathBuf::from("/srv/w"), PathBuf::from("/srv/r")]);
+        // Without `dirs`, just `dir` (or the default).
+        assert_eq!(
+            profile("", None).unwrap().dirs,
+            [local().data.join("default")]
+        );
+        // `--dir` replaces both.
+        let tmp = tempfile::tempdir().unwrap();
+        let local = LocalDirs::under(tmp.path());
+        let path = tmp.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "[profiles.default]\ndirs = [\"/srv/a\", \"/srv/b\"]\n",
+        )
+        .unwrap();
+        let sel = Selection {
+            config: Some(path),
+            dir: Some("/srv/only".into()),
+            ..Selection::default()
+        };
+        let (p, _) = resolve(&sel, &local).unwrap();
+        assert_eq!(
+            (p.dir.as_path(), &p.dirs[..]),
+            (Path::new("/srv/only"), &[PathBuf::from("/srv/only")][..])
+        );
+        // Hermes' own directory among them: expire leaves other writers' records there.
+        let hermes = hermes_dir(&local.home);
+        assert!(!expires_others_in(&hermes, &local.home));
+        assert!(expires_others_in(Path::new("/srv/a"), &local.home));
     }
 
     #[test]

@@ -453,3 +453,42 @@ fn doctor_checks_each_directory() {
             .any(|c| c.check == "records" && c.message.contains(&t.a.display().to_string()))
     );
 }
+
+/// The profile docs/integrations.md shows: the synced folder and Hermes'
+/// own directory as one listing.
+#[test]
+fn the_documented_hermes_profile_merges_the_synced_folder_and_hermes_dir() {
+    let w = World::new();
+    let me = w.bare_device("me");
+    me.write_config(&crate::docs::example("integrations.md", "hermes-dirs"));
+    let home = me.root.join("home");
+    let synced = home.join("Sync/presence");
+    let hermes = home.join(".hermes/session-presence/active");
+    me.publish("from-presence", &[]);
+    assert_eq!(files(&synced).len(), 1);
+    let t = now();
+    // As Hermes writes its records: no device id, no label.
+    let record = json!({
+        "session_id": "from-hermes", "instance_id": "laptop-4242", "client": "hermes",
+        "host": "laptop", "pid": 4242, "updated_at": t, "expires_at": t + 120.0,
+    });
+    write_record(&hermes, "laptop-4242.from-hermes.json", &record);
+    let mut rows: Vec<(String, String)> = me
+        .list(&[])
+        .iter()
+        .map(|r| (r.session_id.clone(), dir_of(r).to_string()))
+        .collect();
+    rows.sort();
+    assert_eq!(
+        rows,
+        [
+            ("from-hermes".to_string(), hermes.display().to_string()),
+            ("from-presence".to_string(), synced.display().to_string()),
+        ]
+    );
+    // Hermes' directory is never written: not by publish, nor by expire.
+    me.run(&["expire"]).success();
+    assert_eq!(files(&hermes), ["laptop-4242.from-hermes.json"]);
+    let shown = me.run(&["config", "show"]).success().stdout;
+    assert!(shown.contains(&format!("dir = {}", q(&synced))), "{shown}");
+}
