@@ -815,6 +815,47 @@ mod tests {
         assert_eq!(out[1].2, vec![("c.json".to_string(), LossReason::Older)]);
     }
 
+    /// The same file in two directories of a profile: a tie in everything
+    /// else goes to the directory read first, whatever the order of arrival;
+    /// a tombstone in either ends the life in both.
+    #[test]
+    fn directories_break_the_last_tie_and_share_lives() {
+        let live = rec("i", "s", "", 1.0, NOW - 1.0, 3, false);
+        let decide = |order: &[usize], tomb_in: Option<usize>| {
+            let mut r = Reducer::new(true);
+            for &dir in order {
+                let mut record = live.clone();
+                if tomb_in == Some(dir) {
+                    record.ended_at = Some(NOW - 0.5);
+                    record.updated_at = Some(NOW - 2.0);
+                }
+                let (key, life, mut copy) = describe(&record, "i.s.json", NOW, NOW, SKEW);
+                copy.dir = dir;
+                copy.item = Some(dir);
+                r.add(key, life, copy);
+            }
+            let out = r.finish();
+            assert_eq!(out.len(), 1);
+            let o = out.into_iter().next().unwrap();
+            let losers: Vec<_> = o.losers.iter().map(|(c, why)| (c.dir, *why)).collect();
+            (o.winner.dir, o.state, losers)
+        };
+        for order in [[0, 1], [1, 0]] {
+            assert_eq!(
+                decide(&order, None),
+                (0, State::Live, vec![(1, LossReason::Directory)])
+            );
+            // The tombstone speaks for the life, wherever it is.
+            assert_eq!(
+                decide(&order, Some(1)),
+                (1, State::Ended, vec![(0, LossReason::LifeEnded)])
+            );
+        }
+        let rank = |dir| Rank::new(1.0, 1, "f.json").in_dir(dir);
+        assert!(rank(0) > rank(1) && rank(1) > rank(2));
+        assert!(Rank::new(1.0, 1, "g.json").in_dir(5) > rank(0));
+    }
+
     #[test]
     fn a_group_of_many_lives_is_reduced_in_one_pass() {
         // A hostile directory can put every file in one group, each its own

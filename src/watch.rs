@@ -1248,6 +1248,87 @@ mod fs_tests {
         agrees_with_list(Some(Duration::from_millis(100)));
     }
 
+    /// A profile that reads two directories: device a writes to the first,
+    /// device c to the second, which does not exist when the watch starts.
+    fn two_directories_agree_with_list(poll: Option<Duration>) {
+        let d = devices();
+        let shared = d.a.profile().dir.clone();
+        let other = shared.with_file_name("other");
+        let mut profile = d.b.profile().clone();
+        profile.dirs = vec![shared.clone(), other.clone()];
+        let m = Registry::new(profile, d.b.local().clone()).with_host("m");
+        let mut c_profile = d.a.profile().clone();
+        (c_profile.dir, c_profile.dirs) = (other.clone(), vec![other.clone()]);
+        let c_local = LocalDirs::under(&shared.with_file_name("c"));
+        let c = Registry::new(c_profile, c_local).with_host("c");
+        let opts = WatchOptions {
+            poll,
+            quiet: Duration::from_millis(5),
+            max_delay: Duration::from_millis(50),
+            // So that the directory made later is found soon.
+            rescan: Duration::from_millis(200),
+            ..WatchOptions::default()
+        };
+        let mut w = Watcher::new(m.clone(), opts, crate::unix_now()).unwrap();
+        let check = |w: &mut Watcher, step: &str| {
+            settle(w, Duration::from_millis(400));
+            let listed = m
+                .list(crate::registry::ListOptions::default(), crate::unix_now())
+                .unwrap();
+            let key = |r: &Row| (r.file.clone(), r.dir_index, r.record.status.clone());
+            let want: Vec<_> = listed.rows.iter().map(key).collect();
+            let got: Vec<_> = w.live().iter().map(key).collect();
+            assert_eq!(got, want, "after: {step}");
+            want
+        };
+        d.a.publish(&req("s1"), crate::unix_now()).unwrap();
+        assert_eq!(
+            check(&mut w, "one record, the other directory missing").len(),
+            1
+        );
+        crate::store::ensure_dir(&other).unwrap();
+        c.publish(&req("s2"), crate::unix_now()).unwrap();
+        std::thread::sleep(Duration::from_millis(250));
+        let rows = check(&mut w, "the other directory made, with a record");
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert!(rows.iter().any(|r| r.1 == 1), "{rows:?}");
+
+        // The same file in both: one row, from the first directory.
+        let s1 =
+            d.a.list(Default::default(), crate::unix_now())
+                .unwrap()
+                .rows;
+        let name = s1[0].file.clone();
+        std::fs::copy(shared.join(&name), other.join(&name)).unwrap();
+        let rows = check(&mut w, "a copy in the other directory");
+        assert_eq!(rows.iter().filter(|r| r.0 == name).count(), 1);
+        assert!(rows.iter().any(|r| r.0 == name && r.1 == 0), "{rows:?}");
+        // Newer there: it wins; gone again: the first one is back.
+        let mut newer = s1[0].record.clone();
+        newer.status = "newer".into();
+        newer.seq += 1;
+        std::fs::write(other.join(&name), newer.to_json()).unwrap();
+        let rows = check(&mut w, "a newer copy in the other directory");
+        assert!(rows.iter().any(|r| r.0 == name && r.1 == 1), "{rows:?}");
+        std::fs::remove_file(other.join(&name)).unwrap();
+        let rows = check(&mut w, "the newer copy deleted");
+        assert!(rows.iter().any(|r| r.0 == name && r.1 == 0), "{rows:?}");
+
+        // A tombstone in the other directory ends a session.
+        c.clear(Some("s2"), None, crate::unix_now()).unwrap();
+        assert_eq!(check(&mut w, "s2 cleared").len(), 1);
+    }
+
+    #[test]
+    fn two_directories_with_native_events() {
+        two_directories_agree_with_list(None);
+    }
+
+    #[test]
+    fn two_directories_when_polling() {
+        two_directories_agree_with_list(Some(Duration::from_millis(100)));
+    }
+
     #[test]
     fn a_replaced_directory_is_watched_anew() {
         let d = devices();

@@ -492,3 +492,18 @@ fn the_documented_hermes_profile_merges_the_synced_folder_and_hermes_dir() {
     let shown = me.run(&["config", "show"]).success().stdout;
     assert!(shown.contains(&format!("dir = {}", q(&synced))), "{shown}");
 }
+
+#[test]
+fn list_watch_counts_both_directories() {
+    let t = Two::new();
+    t.writer("phone", &t.a).publish("first", &[]);
+    let s = Stream::start(&t.me, &["list", "--watch", "--count"]);
+    assert_eq!(s.next(), "1");
+    t.writer("desk", &t.b).publish("second", &[]);
+    assert_eq!(s.next(), "2");
+    // The same session copied into the other directory is still one.
+    let name = only_file(&t.a);
+    std::fs::copy(t.a.join(&name), t.b.join(&name)).unwrap();
+    s.quiet_for(std::time::Duration::from_millis(500));
+    s.stop();
+}
