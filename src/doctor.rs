@@ -108,7 +108,17 @@ fn several_dirs(registry: &Registry, now: f64) -> Vec<Check> {
                 if at == 0 {
                     found.push(directory::writable(&p.dir));
                 }
-                found.extend(sync::sync_engine(p));
+                if at > 0 && !p.expires_others {
+                    // Hermes' own directory is local by design.
+                    found.push(check(
+                        "sync-engine",
+                        Status::Ok,
+                        "Hermes Agent's own directory, read in place on this device".into(),
+                        None,
+                    ));
+                } else {
+                    found.extend(sync::sync_engine(p));
+                }
                 match records::listing(&view, now) {
                     Ok(listing) => {
                         found.push(records::count(&listing));

@@ -433,7 +433,8 @@ impl Row {
 /// A listing and what was passed over to produce it.
 #[derive(Debug, Default)]
 pub struct Listing {
-    /// Whether the directory exists.
+    /// Whether the directory exists (for a profile that reads several
+    /// directories, whether every one does).
     pub dir_exists: bool,
     /// Rows in [`Row::listing_order`] (with `--all`, each group's losers
     /// after its winner, newest first).
@@ -493,7 +494,9 @@ pub struct ClearOutcome {
     pub changed_meanwhile: usize,
 }
 
-/// One profile's presence directory.
+/// One profile's presence directory — or directories: a profile with
+/// `dirs` reads every one of them as one (one dedupe over all their files;
+/// [`Row::dir`] names each row's), and writes to `dir` alone.
 #[derive(Debug, Clone)]
 pub struct Registry {
     pub(crate) profile: Profile,
@@ -884,7 +887,9 @@ impl Registry {
     /// one at a time, in [`Row::listing_order`], parsing each record only
     /// when its turn comes, so that memory follows the directory's groups
     /// rather than the rows (a listing can be streamed out). `each` returns `false` to stop.
-    /// Returns whether the directory exists and the files passed over.
+    /// Returns whether the directory exists (for a profile that reads
+    /// several, whether every one does) and the files passed over (named by
+    /// their paths when there are several directories).
     pub fn list_each(
         &self,
         opts: ListOptions,

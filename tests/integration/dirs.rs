@@ -491,6 +491,16 @@ fn the_documented_hermes_profile_merges_the_synced_folder_and_hermes_dir() {
     assert_eq!(files(&hermes), ["laptop-4242.from-hermes.json"]);
     let shown = me.run(&["config", "show"]).success().stdout;
     assert!(shown.contains(&format!("dir = {}", q(&synced))), "{shown}");
+    // doctor does not ask for Hermes' own directory to be shared.
+    let out = me.cmd().args(["doctor", "--json"]).output().unwrap();
+    let checks: Vec<JsonCheck> =
+        crate::harness::parse_json(&String::from_utf8_lossy(&out.stdout), "doctor");
+    let engine = checks
+        .iter()
+        .find(|c| c.check == "sync-engine" && c.message.contains(&hermes.display().to_string()))
+        .unwrap_or_else(|| panic!("{checks:#?}"));
+    assert_eq!(engine.status, "ok", "{engine:?}");
+    assert!(engine.message.contains("Hermes Agent's own directory"));
 }
 
 #[test]
