@@ -39,6 +39,9 @@ pub const EXAMPLE: &str = r#"# presence configuration
 # The shared (synced) directory of records. Default: <data dir>/presence/<profile name>.
 # Point it into a synced folder to see sessions of other devices, e.g. "~/Sync/presence".
 # dir = "~/Sync/presence"
+# More directories to read: `list`, `show` and `watch` merge them with `dir` into one
+# deduped listing; presence writes only to `dir` (without `dir`: the first entry here).
+# dirs = ["~/Sync/presence", "~/.hermes/session-presence/active"]
 
 # How long a record stays live after its last refresh arrived (1s to 1h).
 # ttl = "90s"
@@ -112,8 +115,13 @@ impl ShowSet {
 pub struct Profile {
     /// The profile's name.
     pub name: String,
-    /// The records directory (absolute unless a relative `--dir` was given).
+    /// The records directory (absolute unless a relative `--dir` was given):
+    /// the one directory this profile writes to.
     pub dir: PathBuf,
+    /// Every directory this profile reads, `dir` first, then the entries of
+    /// `dirs` in their order (without `dir` again). Just `[dir]` unless the
+    /// profile sets `dirs`; `--dir` makes it `[--dir]` again.
+    pub dirs: Vec<PathBuf>,
     /// Whether `dir` is the built-in default (no `dir` in the file, no `--dir`).
     pub dir_is_default: bool,
     /// Record time to live. Default 90 s.
@@ -157,6 +165,13 @@ pub(crate) fn hermes_dir(home: &Path) -> PathBuf {
         home,
         &std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
     )
+}
+
+/// Whether `expire` deletes other writers' garbage in `dir`: everywhere
+/// but in Hermes Agent's own local presence directory, where removing
+/// Hermes' records is Hermes' job.
+pub(crate) fn expires_others_in(dir: &Path, home: &Path) -> bool {
+    !is_hermes_dir(dir, home)
 }
 
 /// Whether `dir` is Hermes Agent's local presence directory.
@@ -237,6 +252,9 @@ pub(crate) struct Config {
 pub(crate) struct ProfileSettings {
     /// `dir`.
     pub dir: Option<String>,
+    /// `dirs`: checked to be an array of strings when the profile is
+    /// resolved, so that the error names the profile.
+    pub dirs: Option<toml::Value>,
     /// `ttl`.
     pub ttl: Option<DurationSetting>,
     /// `refresh_interval`.
@@ -494,6 +512,7 @@ impl Config {
             }
             Some(v) => ShowSet::Labels(v.clone()),
         };
+        let base = source.path.parent().unwrap_or(Path::new("."));
         let (dir, dir_is_default) = match &settings.dir {
             Some(d) if d.trim().is_empty() => {
                 return Err(invalid(
@@ -501,7 +520,6 @@ impl Config {
                 ));
             }
             Some(d) => {
-                let base = source.path.parent().unwrap_or(Path::new("."));
                 let dir = expand_path(d, &local.home, base);
                 check_dir(
                     &dir,
@@ -509,14 +527,95 @@ impl Config {
                     format!("`dir` of [profiles.{name}] in {}", source.path.display()),
                     false,
                 )?;
-                (dir, false)
+                (Some(dir), false)
             }
-            None => (local.data.join(name), true),
+            None => (None, true),
         };
+        let mut extra = Vec::new();
+        if let Some(value) = &settings.dirs {
+            const E_G: &str =
+                "write e.g. dirs = [\"~/Sync/presence\", \"~/.hermes/session-presence/active\"]";
+            let entries: Vec<&str> = match value {
+                toml::Value::Array(items) => items
+                    .iter()
+                    .map(toml::Value::as_str)
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| {
+                        invalid(format!(
+                            "dirs must list directory paths, each a string; {E_G}"
+                        ))
+                    })?,
+                other => {
+                    return Err(invalid(format!(
+                        "dirs must be an array of directory paths, not {}; {E_G}",
+                        other.type_str()
+                    )));
+                }
+            };
+            if entries.is_empty() {
+                return Err(invalid(
+                    "dirs = [] lists no directory; remove it, or list the directories to read, \
+                     e.g. dirs = [\"~/Sync/presence\", \"~/.hermes/session-presence/active\"]"
+                        .into(),
+                ));
+            }
+            for (i, d) in entries.iter().enumerate() {
+                if d.trim().is_empty() {
+                    return Err(invalid(format!(
+                        "entry {} of dirs is empty; remove it or name a directory",
+                        i + 1
+                    )));
+                }
+                let path = expand_path(d, &local.home, base);
+                check_dir(
+                    &path,
+                    &local.home,
+                    format!("`dirs` of [profiles.{name}] in {}", source.path.display()),
+                    false,
+                )?;
+                extra.push((*d, path));
+            }
+        }
+        // `dir` is where the profile writes: the first entry of `dirs` when
+        // only `dirs` is set.
+        let (dir, dir_is_default) = match (dir, extra.first()) {
+            (Some(dir), _) => (dir, dir_is_default),
+            (None, Some((_, first))) => (first.clone(), false),
+            (None, None) => (local.data.join(name), true),
+        };
+        // Read: `dir`, then each entry of `dirs` (`dir` listed there too is
+        // read once; any other directory twice is a mistake).
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        let mut seen: Vec<(String, PathBuf)> = Vec::new();
+        if settings.dir.is_some() {
+            seen.push(("dir".into(), resolve_existing(&dir)));
+            dirs.push(dir.clone());
+        }
+        for (i, (given, path)) in extra.into_iter().enumerate() {
+            let resolved = resolve_existing(&path);
+            match seen.iter().find(|(_, r)| *r == resolved) {
+                Some((what, _)) if what == "dir" => continue,
+                Some((what, _)) => {
+                    return Err(invalid(format!(
+                        "entry {} of dirs ({given}) is the same directory as {what} ({}); \
+                         list each directory once",
+                        i + 1,
+                        resolved.display()
+                    )));
+                }
+                None => {}
+            }
+            seen.push((format!("entry {} of dirs", i + 1), resolved));
+            dirs.push(path);
+        }
+        if dirs.is_empty() {
+            dirs.push(dir.clone());
+        }
         let expires_others = !is_hermes_dir(&dir, &local.home);
         Ok(Profile {
             name: name.into(),
             dir,
+            dirs,
             dir_is_default,
             ttl,
             refresh_interval,
@@ -698,6 +797,7 @@ pub(crate) fn resolve(selection: &Selection, local: &LocalDirs) -> Result<(Profi
     if let Some(dir) = &selection.dir {
         check_dir(dir, &local.home, "--dir".into(), true)?;
         profile.dir = dir.clone();
+        profile.dirs = vec![dir.clone()];
         profile.dir_is_default = false;
         profile.expires_others = !is_hermes_dir(dir, &local.home);
     }
@@ -718,6 +818,7 @@ pub(crate) fn resolve_all(selection: &Selection, local: &LocalDirs) -> Result<Ve
             let mut p = config.profile(Some(name), &source, local)?;
             if let Some(dir) = &selection.dir {
                 p.dir = dir.clone();
+                p.dirs = vec![dir.clone()];
                 p.dir_is_default = false;
                 p.expires_others = !is_hermes_dir(dir, &local.home);
             }
@@ -757,7 +858,7 @@ mod tests {
             let setting = line
                 .strip_prefix("# ")
                 .filter(|rest| in_defaults && rest.contains(" = "))
-                .filter(|rest| !rest.starts_with("dir "));
+                .filter(|rest| !rest.starts_with("dir ") && !rest.starts_with("dirs "));
             match setting {
                 Some(rest) => {
                     keys.push(rest.split(' ').next().unwrap_or_default().to_string());
@@ -788,7 +889,7 @@ mod tests {
         let expected = &refusal[refusal.find("expected one of").unwrap()..];
         let mut want: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
         assert!(want.len() >= 10, "{refusal}");
-        want.retain(|k| *k != "dir");
+        want.retain(|k| *k != "dir" && *k != "dirs");
         want.insert(0, "default_profile");
         assert_eq!(keys, want, "a setting without its default in the example");
         let builtin = Config::default().profile(None, &src(), &local()).unwrap();
@@ -890,6 +991,30 @@ mod tests {
             ),
             ("[profiles.a]\ndir = \"\"", "dir is empty"),
             ("[profiles.a]\nshow = []", "show must list"),
+            (
+                "[profiles.a]\ndirs = []",
+                "dirs = [] lists no directory; remove it",
+            ),
+            (
+                "[profiles.a]\ndirs = [\"x\", \" \"]",
+                "entry 2 of dirs is empty",
+            ),
+            (
+                "[profiles.a]\ndirs = \"x\"",
+                "dirs must be an array of directory paths, not string",
+            ),
+            (
+                "[profiles.a]\ndirs = [\"x\", 2]",
+                "dirs must list directory paths, each a string",
+            ),
+            (
+                "[profiles.a]\ndirs = [\"x\", \"y\", \"./x/\"]",
+                "entry 3 of dirs (./x/) is the same directory as entry 1 of dirs",
+            ),
+            (
+                "[profiles.a]\ndirs = [\"x\", \"/usr\"]",
+                "the system directory /usr",
+            ),
             ("[profiles.a]\nlabel = \" \"", "label must not be empty"),
             ("[profiles.a\n", "line 1"),
             ("default_profile = 3", "default_profile"),
@@ -908,6 +1033,55 @@ mod tests {
             assert!(err.contains(want), "{text:?}: {err}");
             assert!(err.contains("config.toml"), "{text:?}: {err}");
         }
+    }
+
+    #[test]
+    fn dirs_are_read_dir_first_and_written_to_dir() {
+        let cfg = "/home/u/config/presence";
+        // Without `dir`, the first entry is `dir`.
+        let p = profile("[profiles.a]\ndirs = [\"~/Sync/p\", \"rel\"]\n", Some("a")).unwrap();
+        assert_eq!(p.dir, Path::new("/home/u/Sync/p"));
+        assert_eq!(
+            p.dirs,
+            [
+                PathBuf::from("/home/u/Sync/p"),
+                PathBuf::from(cfg).join("rel")
+            ]
+        );
+        assert!(!p.dir_is_default);
+        // With `dir`, it comes first, and listed again it is read once.
+        let text = "[profiles.a]\ndir = \"/srv/w\"\ndirs = [\"/srv/r\", \"/srv/w/\"]\n";
+        let p = profile(text, Some("a")).unwrap();
+        assert_eq!(p.dir, Path::new("/srv/w"));
+        assert_eq!(p.dirs, [PathBuf::from("/srv/w"), PathBuf::from("/srv/r")]);
+        // Without `dirs`, just `dir` (or the default).
+        assert_eq!(
+            profile("", None).unwrap().dirs,
+            [local().data.join("default")]
+        );
+        // `--dir` replaces both.
+        let tmp = tempfile::tempdir().unwrap();
+        let local = LocalDirs::under(tmp.path());
+        let path = tmp.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "[profiles.default]\ndirs = [\"/srv/a\", \"/srv/b\"]\n",
+        )
+        .unwrap();
+        let sel = Selection {
+            config: Some(path),
+            dir: Some("/srv/only".into()),
+            ..Selection::default()
+        };
+        let (p, _) = resolve(&sel, &local).unwrap();
+        assert_eq!(
+            (p.dir.as_path(), &p.dirs[..]),
+            (Path::new("/srv/only"), &[PathBuf::from("/srv/only")][..])
+        );
+        // Hermes' own directory among them: expire leaves other writers' records there.
+        let hermes = hermes_dir(&local.home);
+        assert!(!expires_others_in(&hermes, &local.home));
+        assert!(expires_others_in(Path::new("/srv/a"), &local.home));
     }
 
     #[test]

@@ -33,12 +33,15 @@ use crate::liveness::{self, State};
 use crate::record::Record;
 
 /// What decides recency within a group: `updated_at` (missing counts as
-/// oldest), then `seq`, then the file name. Ordered: greater is newer.
+/// oldest), then `seq`, then the file name, then the directory (for a
+/// profile that reads several: the earlier one ranks higher). Ordered:
+/// greater is newer.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Rank<'a> {
     updated: f64,
     seq: u64,
     file: &'a str,
+    dir: usize,
 }
 
 impl<'a> Rank<'a> {
@@ -53,7 +56,17 @@ impl<'a> Rank<'a> {
 
     /// A rank from its parts (`updated` is `-inf` for a missing `updated_at`).
     pub fn new(updated: f64, seq: u64, file: &'a str) -> Self {
-        Rank { updated, seq, file }
+        Rank {
+            updated,
+            seq,
+            file,
+            dir: 0,
+        }
+    }
+
+    /// The same rank for a file in the profile's `dir`-th directory.
+    pub fn in_dir(self, dir: usize) -> Self {
+        Rank { dir, ..self }
     }
 }
 
@@ -63,6 +76,7 @@ impl Ord for Rank<'_> {
             .total_cmp(&other.updated)
             .then(self.seq.cmp(&other.seq))
             .then_with(|| self.file.as_bytes().cmp(other.file.as_bytes()))
+            .then(other.dir.cmp(&self.dir))
     }
 }
 
@@ -198,6 +212,8 @@ type ByDigest<V> = HashMap<Digest, V, BuildHasherDefault<Identity>>;
 pub(crate) struct Copy<T> {
     /// File name.
     pub file: Box<str>,
+    /// Which of the profile's directories holds the file (0: `dir`).
+    pub dir: usize,
     /// `updated_at`, `-inf` when missing.
     pub updated: f64,
     /// `seq`.
@@ -222,6 +238,7 @@ impl<T> Copy<T> {
     ) -> Self {
         Copy {
             file: file.into(),
+            dir: 0,
             updated: updated_at.unwrap_or(f64::NEG_INFINITY),
             seq,
             ended,
@@ -232,7 +249,7 @@ impl<T> Copy<T> {
 
     /// This copy's rank.
     pub(crate) fn rank(&self) -> Rank<'_> {
-        Rank::new(self.updated, self.seq, &self.file)
+        Rank::new(self.updated, self.seq, &self.file).in_dir(self.dir)
     }
 }
 
@@ -331,6 +348,9 @@ pub enum LossReason {
     LowerSeq,
     /// Same `updated_at` and `seq`; the winner's file name sorts after.
     FileName,
+    /// The same file name, `updated_at` and `seq` in another directory of
+    /// the profile, which comes first in its list.
+    Directory,
     /// Another copy of its life is a tombstone: that life is over.
     LifeEnded,
     /// Newer, but of a life that is not live; a live life wins.
@@ -344,6 +364,7 @@ impl LossReason {
             LossReason::Older => "older",
             LossReason::LowerSeq => "lower_seq",
             LossReason::FileName => "file_name",
+            LossReason::Directory => "directory",
             LossReason::LifeEnded => "life_ended",
             LossReason::NotLive => "not_live",
         }
@@ -356,8 +377,10 @@ fn rank_reason(winner: Rank<'_>, loser: Rank<'_>) -> LossReason {
         LossReason::Older
     } else if winner.seq != loser.seq {
         LossReason::LowerSeq
-    } else {
+    } else if winner.file != loser.file {
         LossReason::FileName
+    } else {
+        LossReason::Directory
     }
 }
 
@@ -564,6 +587,8 @@ pub(crate) struct Slot {
     pub file: u32,
     /// The caller's handle on what it kept of the file (`u32::MAX`: nothing).
     pub kept: u32,
+    /// Which of the profile's directories holds the file (0: `dir`).
+    pub dir: u32,
     /// The caller's second handle (which thread kept it).
     pub part: u8,
     /// Carries `ended_at`.
@@ -634,6 +659,7 @@ pub(crate) fn decide_slots<'n>(
             }
             let copy = Copy {
                 file: name(s).into(),
+                dir: s.dir as usize,
                 updated: s.updated,
                 seq: s.seq,
                 ended: s.ended,
@@ -946,6 +972,47 @@ mod tests {
         assert_eq!(out[1].2, vec![("c.json".to_string(), LossReason::Older)]);
     }
 
+    /// The same file in two directories of a profile: a tie in everything
+    /// else goes to the directory read first, whatever the order of arrival;
+    /// a tombstone in either ends the life in both.
+    #[test]
+    fn directories_break_the_last_tie_and_share_lives() {
+        let live = rec("i", "s", "", 1.0, NOW - 1.0, 3, false);
+        let decide = |order: &[usize], tomb_in: Option<usize>| {
+            let mut r = Reducer::new(true);
+            for &dir in order {
+                let mut record = live.clone();
+                if tomb_in == Some(dir) {
+                    record.ended_at = Some(NOW - 0.5);
+                    record.updated_at = Some(NOW - 2.0);
+                }
+                let (key, life, mut copy) = describe(&record, "i.s.json", NOW, NOW, SKEW);
+                copy.dir = dir;
+                copy.item = Some(dir);
+                r.add(key, life, copy);
+            }
+            let out = r.finish();
+            assert_eq!(out.len(), 1);
+            let o = out.into_iter().next().unwrap();
+            let losers: Vec<_> = o.losers.iter().map(|(c, why)| (c.dir, *why)).collect();
+            (o.winner.dir, o.state, losers)
+        };
+        for order in [[0, 1], [1, 0]] {
+            assert_eq!(
+                decide(&order, None),
+                (0, State::Live, vec![(1, LossReason::Directory)])
+            );
+            // The tombstone speaks for the life, wherever it is.
+            assert_eq!(
+                decide(&order, Some(1)),
+                (1, State::Ended, vec![(0, LossReason::LifeEnded)])
+            );
+        }
+        let rank = |dir| Rank::new(1.0, 1, "f.json").in_dir(dir);
+        assert!(rank(0) > rank(1) && rank(1) > rank(2));
+        assert!(Rank::new(1.0, 1, "g.json").in_dir(5) > rank(0));
+    }
+
     #[test]
     fn a_group_of_many_lives_is_reduced_in_one_pass() {
         // A hostile directory can put every file in one group, each its own
@@ -1136,6 +1203,7 @@ mod tests {
                         seq: copy.seq,
                         file: i as u32,
                         kept: 0,
+                        dir: 0,
                         part: 0,
                         ended: copy.ended,
                         state: copy.state,

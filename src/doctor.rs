@@ -62,6 +62,10 @@ fn check(check: &'static str, status: Status, message: String, fix: Option<Strin
 pub(crate) fn run(registry: &Registry, config: &ConfigSource, now: f64) -> Vec<Check> {
     let p = registry.profile();
     let mut out = vec![config_file(config), refresh_interval(p)];
+    if registry.dirs.len() > 1 {
+        out.extend(several_dirs(registry, now));
+        return out;
+    }
     match directory::directory(p, &registry.local().home) {
         ControlFlow::Continue(found) => out.extend(found),
         ControlFlow::Break(last) => {
@@ -84,6 +88,67 @@ pub(crate) fn run(registry: &Registry, config: &ConfigSource, now: f64) -> Vec<C
     out.extend(records::secrets(&listing, p));
     out.extend(records::unreadable(&listing));
     out.push(records::garbage(registry, now));
+    out
+}
+
+/// The checks of a profile that reads several directories (`dirs`): those
+/// of the directory, the sync engine and the records, once per directory
+/// (each message names it; `writable` only for `dir`, the one written to),
+/// then those of the devices, over every directory as `list` merges them.
+/// A directory that is missing is reported and the others are checked.
+fn several_dirs(registry: &Registry, now: f64) -> Vec<Check> {
+    let mut out = Vec::new();
+    for at in 0..registry.dirs.len() {
+        let view = registry.only_dir(at);
+        let p = view.profile();
+        let mut found = Vec::new();
+        match directory::directory(p, &registry.local().home) {
+            ControlFlow::Continue(checks) => {
+                found.extend(checks);
+                if at == 0 {
+                    found.push(directory::writable(&p.dir));
+                }
+                if at > 0 && !p.expires_others {
+                    // Hermes' own directory is local by design.
+                    found.push(check(
+                        "sync-engine",
+                        Status::Ok,
+                        "Hermes Agent's own directory, read in place on this device".into(),
+                        None,
+                    ));
+                } else {
+                    found.extend(sync::sync_engine(p));
+                }
+                match records::listing(&view, now) {
+                    Ok(listing) => {
+                        found.push(records::count(&listing));
+                        found.extend(records::secrets(&listing, p));
+                        found.extend(records::unreadable(&listing));
+                        found.push(records::garbage(&view, now));
+                    }
+                    Err(failed) => found.push(failed),
+                }
+            }
+            ControlFlow::Break(last) => found.push(last),
+        }
+        let shown = p.dir.display().to_string();
+        for mut c in found {
+            if !c.message.contains(&shown) {
+                c.message = format!("{shown}: {}", c.message);
+            }
+            out.push(c);
+        }
+    }
+    let listing = match records::listing(registry, now) {
+        Ok(listing) => listing,
+        Err(failed) => {
+            out.push(failed);
+            return out;
+        }
+    };
+    out.extend(records::devices(registry, &listing, now));
+    out.extend(refresher::refresher(registry, &listing));
+    out.extend(records::foreign_claims(registry, &listing));
     out
 }
 

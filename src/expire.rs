@@ -71,6 +71,10 @@ impl Reason {
 pub struct Garbage {
     /// File name in the directory.
     pub file: String,
+    /// The directory, as configured: only for a profile that reads several
+    /// directories (`dirs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dir: Option<std::path::PathBuf>,
     /// Why.
     pub reason: Reason,
     /// The file as judged; deleted only if unchanged.
@@ -193,6 +197,7 @@ pub(crate) fn decide(
         if now - stamp.ctime() > TEMP_GRACE {
             out.push(Garbage {
                 file: file.clone(),
+                dir: None,
                 reason: Reason::StaleTemp,
                 stamp: *stamp,
                 own: false,
@@ -232,6 +237,7 @@ fn judge(
 fn garbage(e: &Entry, reason: Reason, mine: &impl Fn(&Entry) -> bool) -> Garbage {
     Garbage {
         file: e.file.clone(),
+        dir: None,
         reason,
         stamp: e.stamp,
         own: mine(e),
@@ -251,25 +257,51 @@ pub struct ExpireOutcome {
 
 impl Registry {
     /// Garbage-collects the whole directory (every label: garbage belongs to
-    /// no one) at `now`. With `dry_run`, only reports. The directory is
-    /// opened once, so one whose path became a symlink is an error
-    /// ([`crate::Error::DirectoryReplaced`]) and nothing is deleted.
+    /// no one) at `now` — each directory the profile reads, by its own rule
+    /// (see [`crate::Profile::expires_others`]) and on its own: a file is
+    /// judged among the files of its directory. With `dry_run`, only
+    /// reports. A directory is opened once, so one whose path became a
+    /// symlink is an error ([`crate::Error::DirectoryReplaced`]) and
+    /// nothing more is deleted.
     pub fn expire(&self, now: f64, dry_run: bool) -> Result<ExpireOutcome> {
+        let mut out = ExpireOutcome::default();
+        for at in 0..self.dirs.len() {
+            self.expire_dir(at, now, dry_run, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// [`expire`](Self::expire) of the profile's `at`-th directory.
+    fn expire_dir(
+        &self,
+        at: usize,
+        now: f64,
+        dry_run: bool,
+        out: &mut ExpireOutcome,
+    ) -> Result<()> {
+        let path = self.read_dir(at);
         // The resolver refuses these already; a Profile built by hand is
         // checked here, before anything is deleted.
-        if let Some((what, resolved)) =
-            crate::config::refused_dir(&self.profile.dir, &self.local.home)
-        {
+        if let Some((what, resolved)) = crate::config::refused_dir(path, &self.local.home) {
             return Err(crate::ConfigError::RefusedDir {
-                dir: self.profile.dir.clone(),
+                dir: path.to_path_buf(),
                 resolved,
                 what,
-                origin: "the profile's `dir`".into(),
+                origin: match at {
+                    0 => "the profile's `dir`".into(),
+                    _ => "the profile's `dirs`".into(),
+                },
                 from_command_line: false,
             }
             .into());
         }
-        let dir = self.dir.open()?;
+        // In Hermes' own directory, Hermes removes what it wrote.
+        let expires_others = match at {
+            0 => self.profile.expires_others,
+            _ => crate::config::expires_others_in(path, &self.local.home),
+        };
+        let shown = (self.dirs.len() > 1).then(|| path.to_path_buf());
+        let dir = self.dirs[at].open()?;
         let scan = dir.scan()?;
         let own = self.own(&dir)?;
         let mine = |e: &Entry| own.is_mine(&e.file, e.kind, &e.record);
@@ -304,13 +336,13 @@ impl Registry {
         );
         self.remember_clocks(&clocks, &learned, now);
         let total = scan.entries.len() + scan.temps.len();
-        let mut out = ExpireOutcome::default();
+        let before = out.removed.len();
         let mut gone = HashSet::new();
-        for g in plan {
-            // In Hermes' own directory, Hermes removes what it wrote.
-            if !g.own && !self.profile.expires_others {
+        for mut g in plan {
+            if !g.own && !expires_others {
                 continue;
             }
+            g.dir = shown.clone();
             if !gone.insert(g.file.clone()) {
                 continue;
             }
@@ -332,7 +364,7 @@ impl Registry {
                 out.changed += 1;
             }
         }
-        out.kept = total - out.removed.len();
+        out.kept += total - (out.removed.len() - before);
         if !dry_run {
             // Forget lives whose file is gone (deleted here or by another
             // device's expire), so the ledger does not grow forever — but
@@ -352,7 +384,7 @@ impl Registry {
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 }
 

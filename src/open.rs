@@ -1080,6 +1080,8 @@ mod tests {
         Row {
             record,
             file: format!("{id}-{updated}.json"),
+            dir: None,
+            dir_index: 0,
             live: true,
             state: crate::State::Live,
             local: false,

@@ -325,6 +325,13 @@ pub struct Row {
     pub record: Record,
     /// File name in the directory.
     pub file: String,
+    /// The directory that holds the file, as configured (expanded): only
+    /// for a profile that reads several directories (`dirs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dir: Option<PathBuf>,
+    /// Which of the profile's directories holds the file (0: `dir`).
+    #[serde(skip)]
+    pub dir_index: usize,
     /// Whether the record is live.
     pub live: bool,
     /// `live`, `ended`, `stale` or `expired`.
@@ -402,6 +409,8 @@ impl Row {
         let row = Row {
             record: Record::new("x"),
             file: String::new(),
+            dir: Some(PathBuf::new()),
+            dir_index: 0,
             live: false,
             state: State::Live,
             local: false,
@@ -424,7 +433,8 @@ impl Row {
 /// A listing and what was passed over to produce it.
 #[derive(Debug, Default)]
 pub struct Listing {
-    /// Whether the directory exists.
+    /// Whether the directory exists (for a profile that reads several
+    /// directories, whether every one does).
     pub dir_exists: bool,
     /// Rows in [`Row::listing_order`] (with `--all`, each group's losers
     /// after its winner, newest first).
@@ -484,7 +494,9 @@ pub struct ClearOutcome {
     pub changed_meanwhile: usize,
 }
 
-/// One profile's presence directory.
+/// One profile's presence directory — or directories: a profile with
+/// `dirs` reads every one of them as one (one dedupe over all their files;
+/// [`Row::dir`] names each row's), and writes to `dir` alone.
 #[derive(Debug, Clone)]
 pub struct Registry {
     pub(crate) profile: Profile,
@@ -492,13 +504,25 @@ pub struct Registry {
     pub(crate) host: String,
     /// The profile's directory, resolved once.
     pub(crate) dir: store::SharedDir,
+    /// Every directory the profile reads, `dir` first (see [`Profile::dirs`]).
+    pub(crate) dirs: Vec<store::SharedDir>,
 }
 
 impl Registry {
     /// A registry for `profile`, with this device's local state in `local`.
     pub fn new(profile: Profile, local: LocalDirs) -> Self {
+        let dir = store::SharedDir::new(&profile.dir);
+        let mut dirs = vec![dir.clone()];
+        dirs.extend(
+            profile
+                .dirs
+                .iter()
+                .skip(1)
+                .map(|d| store::SharedDir::new(d)),
+        );
         Registry {
-            dir: store::SharedDir::new(&profile.dir),
+            dir,
+            dirs,
             profile,
             local,
             host: local::hostname(),
@@ -772,6 +796,65 @@ impl Registry {
         })
     }
 
+    /// Every directory the profile reads, opened, `dir` first. A missing
+    /// one is an empty [`store::Dir`].
+    pub(crate) fn open_dirs(&self) -> Result<Vec<store::Dir>> {
+        self.dirs.iter().map(store::SharedDir::open).collect()
+    }
+
+    /// What the ledger of each of `dirs` says this device published there:
+    /// a file is this device's only in the directory it wrote it to.
+    pub(crate) fn owns(&self, dirs: &[store::Dir]) -> Result<Vec<Own>> {
+        dirs.iter().map(|d| self.own(d)).collect()
+    }
+
+    /// The `at`-th directory the profile reads, as configured (the 0th is
+    /// `dir`, even in a profile built by hand whose `dirs` says otherwise).
+    pub(crate) fn read_dir(&self, at: usize) -> &std::path::Path {
+        match self.profile.dirs.get(at) {
+            Some(d) if at > 0 => d,
+            _ => &self.profile.dir,
+        }
+    }
+
+    /// Files passed over in the `at`-th directory: named by their path when
+    /// the profile reads several directories.
+    fn qualify(&self, at: usize, skipped: Vec<Skipped>) -> Vec<Skipped> {
+        if self.dirs.len() < 2 {
+            return skipped;
+        }
+        let dir = self.read_dir(at);
+        skipped
+            .into_iter()
+            .map(|s| Skipped {
+                file: dir.join(&s.file).display().to_string(),
+                ..s
+            })
+            .collect()
+    }
+
+    /// This registry narrowed to the `at`-th directory its profile reads,
+    /// as a profile whose only directory that is (for the checks `doctor`
+    /// runs on each directory).
+    pub(crate) fn only_dir(&self, at: usize) -> Registry {
+        let mut profile = self.profile.clone();
+        let path = self.read_dir(at).to_path_buf();
+        if at > 0 {
+            profile.expires_others = crate::config::expires_others_in(&path, &self.local.home);
+            profile.dir_is_default = false;
+        }
+        profile.dir = path.clone();
+        profile.dirs = vec![path];
+        let dir = self.dirs.get(at).unwrap_or(&self.dir).clone();
+        Registry {
+            dir: dir.clone(),
+            dirs: vec![dir],
+            profile,
+            local: self.local.clone(),
+            host: self.host.clone(),
+        }
+    }
+
     /// The labels this registry shows, given the options.
     pub(crate) fn show_set(&self, all_profiles: bool) -> ShowSet {
         if all_profiles {
@@ -804,15 +887,17 @@ impl Registry {
     /// one at a time, in [`Row::listing_order`], parsing each record only
     /// when its turn comes, so that memory follows the directory's groups
     /// rather than the rows (a listing can be streamed out). `each` returns `false` to stop.
-    /// Returns whether the directory exists and the files passed over.
+    /// Returns whether the directory exists (for a profile that reads
+    /// several, whether every one does) and the files passed over (named by
+    /// their paths when there are several directories).
     pub fn list_each(
         &self,
         opts: ListOptions,
         now: f64,
         mut each: impl FnMut(Row) -> bool,
     ) -> Result<(bool, Vec<Skipped>)> {
-        let dir = self.dir.open()?;
-        let own = self.own(&dir)?;
+        let dirs = self.open_dirs()?;
+        let owns = self.owns(&dirs)?;
         let show = self.show_set(opts.all_profiles);
         let clocks = self.local.clocks();
         // Each file is probed for the few fields dedupe and liveness need
@@ -820,71 +905,87 @@ impl Registry {
         // its bytes, in its thread's buffer. The groups are then decided by
         // sorting the slots, and only the winners are fully parsed, as their
         // turn comes. Memory follows the files that can still win, not the
-        // directory's bytes.
-        let (names, mut report) = dir.candidates()?;
-        let part = std::sync::atomic::AtomicU8::new(0);
-        let init = || Part {
-            id: part.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            ..Part::default()
-        };
-        let fold = |p: &mut Part, file: u32, raw: store::Raw<'_>| {
-            let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
-            // Every record teaches its writer's clock, whatever its label.
-            if let Some(updated) = probe.updated_at {
-                p.learned.learn(probe.device_id(), raw.ctime, updated);
-            }
-            if !show.shows(probe.profile()) {
-                return Ok(());
-            }
-            let times = [probe.updated_at, probe.expires_at, probe.ended_at];
-            let clock = self.writer_clock(&clocks, probe.device_id(), now);
-            let state = liveness::state_of(times, raw.ctime, now, clock);
-            let kept = if opts.include_expired || state == State::Live {
-                p.keep(raw.bytes, raw.stamp)
-            } else {
-                u32::MAX
-            };
-            p.slots.push(dedupe::Slot {
-                group: Digest::group(probe.group_key()),
-                life: Digest::life(probe.instance_id(), probe.session_id(), probe.started_at),
-                updated: probe.updated_at.unwrap_or(f64::NEG_INFINITY),
-                seq: probe.seq,
-                file,
-                kept,
-                part: p.id,
-                ended: probe.ended_at.is_some(),
-                state,
-            });
-            Ok(())
-        };
-        let mut parts = dir.read_candidates(&names, &mut report, init, fold);
-        parts.sort_by_key(|p| p.id);
+        // directory's bytes. A profile that reads several directories puts
+        // the slots of all of them into the one decision, each slot carrying
+        // its directory's index.
         let mut learned = Clocks::default();
-        let mut slots = Vec::with_capacity(parts.iter().map(|p| p.slots.len()).sum());
-        for p in &mut parts {
-            learned.merge(&p.learned, now);
-            slots.append(&mut p.slots);
-            p.slots = Vec::new();
+        let mut slots = Vec::new();
+        let mut all_exist = true;
+        let mut skipped = Vec::new();
+        let mut scans: Vec<(store::Names, Vec<Part>)> = Vec::with_capacity(dirs.len());
+        for (at, dir) in dirs.iter().enumerate() {
+            let (names, mut report) = dir.candidates()?;
+            let part = std::sync::atomic::AtomicU8::new(0);
+            let init = || Part {
+                id: part.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                ..Part::default()
+            };
+            let fold = |p: &mut Part, file: u32, raw: store::Raw<'_>| {
+                let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
+                // Every record teaches its writer's clock, whatever its label.
+                if let Some(updated) = probe.updated_at {
+                    p.learned.learn(probe.device_id(), raw.ctime, updated);
+                }
+                if !show.shows(probe.profile()) {
+                    return Ok(());
+                }
+                let times = [probe.updated_at, probe.expires_at, probe.ended_at];
+                let clock = self.writer_clock(&clocks, probe.device_id(), now);
+                let state = liveness::state_of(times, raw.ctime, now, clock);
+                let kept = if opts.include_expired || state == State::Live {
+                    p.keep(raw.bytes, raw.stamp)
+                } else {
+                    u32::MAX
+                };
+                p.slots.push(dedupe::Slot {
+                    group: Digest::group(probe.group_key()),
+                    life: Digest::life(probe.instance_id(), probe.session_id(), probe.started_at),
+                    updated: probe.updated_at.unwrap_or(f64::NEG_INFINITY),
+                    seq: probe.seq,
+                    file,
+                    kept,
+                    dir: at as u32,
+                    part: p.id,
+                    ended: probe.ended_at.is_some(),
+                    state,
+                });
+                Ok(())
+            };
+            let mut parts = dir.read_candidates(&names, &mut report, init, fold);
+            parts.sort_by_key(|p| p.id);
+            for p in &mut parts {
+                learned.merge(&p.learned, now);
+                slots.append(&mut p.slots);
+                p.slots = Vec::new();
+            }
+            all_exist &= report.exists;
+            skipped.extend(self.qualify(at, report.skipped));
+            scans.push((names, parts));
         }
         self.remember_clocks(&clocks, &learned, now);
+        let name_of = |s: &dedupe::Slot| {
+            scans
+                .get(s.dir as usize)
+                .map_or("", |(names, _)| names.get(s.file as usize).0)
+        };
         let mut winners = Vec::new();
-        dedupe::decide_slots(
-            &mut slots,
-            |s| names.get(s.file as usize).0,
-            |d| {
-                if opts.include_expired || d.state == State::Live {
-                    winners.push(d);
-                }
-            },
-        );
+        dedupe::decide_slots(&mut slots, name_of, |d| {
+            if opts.include_expired || d.state == State::Live {
+                winners.push(d);
+            }
+        });
         // The listing order's keys, probed again from the kept bytes.
         let mut order: Vec<Listed<'_>> = Vec::with_capacity(winners.len());
         for d in winners {
             let slot = &slots[d.winner];
-            let Some(p) = parts.get(slot.part as usize) else {
+            let at = slot.dir as usize;
+            let Some((names, parts)) = scans.get(at) else {
                 continue;
             };
-            let Some((bytes, stamp)) = p.kept(slot.kept) else {
+            let Some((bytes, stamp)) = parts
+                .get(slot.part as usize)
+                .and_then(|p| p.kept(slot.kept))
+            else {
                 continue;
             };
             let Ok(probe) = Probe::parse(bytes) else {
@@ -896,6 +997,7 @@ impl Registry {
                 session_id: probe.into_session_id(),
                 file,
                 kind,
+                at,
                 bytes,
                 stamp,
                 state: d.state,
@@ -907,6 +1009,7 @@ impl Registry {
                 (a.started_at, &a.session_id, a.file),
                 (b.started_at, &b.session_id, b.file),
             )
+            .then(a.at.cmp(&b.at))
         });
         let make = |l: &Listed<'_>| {
             let raw = store::Raw {
@@ -918,66 +1021,79 @@ impl Registry {
             };
             match raw.parse() {
                 Ok(entry) => {
-                    let mut row = self.row(entry, &own, now, &clocks);
+                    let mut row = self.row(entry, l.at, &owns[l.at], now, &clocks);
                     row.mark_life(l.state);
                     Ok(row)
                 }
-                Err(reason) => Err(store::Skipped {
-                    file: l.file.to_owned(),
-                    reason,
-                }),
+                Err(reason) => Err((
+                    l.at,
+                    store::Skipped {
+                        file: l.file.to_owned(),
+                        reason,
+                    },
+                )),
             }
         };
         in_order(&order, make, |made| match made {
             Ok(row) => each(row),
-            Err(skipped) => {
-                report.skipped.push(skipped);
+            Err((at, s)) => {
+                skipped.extend(self.qualify(at, vec![s]));
                 true
             }
         });
-        Ok((report.exists, report.skipped))
+        Ok((all_exist, skipped))
     }
 
     /// `list --all`: every record, each group's losers after its winner.
     fn list_all(&self, opts: ListOptions, now: f64) -> Result<Listing> {
-        let dir = self.dir.open()?;
-        let scan = dir.scan()?;
-        let own = self.own(&dir)?;
+        let dirs = self.open_dirs()?;
+        let owns = self.owns(&dirs)?;
         let show = self.show_set(opts.all_profiles);
         let clocks = self.local.clocks();
-        // Every record teaches its writer's clock, whatever its label.
         let mut learned = Clocks::default();
-        for e in &scan.entries {
-            learned.learn_record(&e.record, e.ctime);
+        let mut entries = Vec::new();
+        let mut all_exist = true;
+        let mut skipped = Vec::new();
+        for (at, dir) in dirs.iter().enumerate() {
+            let scan = dir.scan()?;
+            all_exist &= scan.exists;
+            skipped.extend(self.qualify(at, scan.skipped));
+            // Every record teaches its writer's clock, whatever its label.
+            for e in &scan.entries {
+                learned.learn_record(&e.record, e.ctime);
+            }
+            entries.extend(
+                scan.entries
+                    .into_iter()
+                    .filter(|e| show.shows(&e.record.profile))
+                    .map(|e| (at, e)),
+            );
         }
-        let entries: Vec<Entry> = scan
-            .entries
-            .into_iter()
-            .filter(|e| show.shows(&e.record.profile))
-            .collect();
-        let rows = self.every_row(entries, opts, &own, now, &clocks);
+        let rows = self.every_row(entries, opts, &owns, now, &clocks);
         self.remember_clocks(&clocks, &learned, now);
         Ok(Listing {
-            dir_exists: scan.exists,
+            dir_exists: all_exist,
             rows,
-            skipped: scan.skipped,
+            skipped,
         })
     }
 
-    /// The rows of `list --all` for `entries`: each group's winner, then
-    /// its losers with why they lost, groups in listing order.
+    /// The rows of `list --all` for `entries` (each with the index of its
+    /// directory): each group's winner, then its losers with why they
+    /// lost, groups in listing order.
     fn every_row(
         &self,
-        entries: Vec<Entry>,
+        entries: Vec<(usize, Entry)>,
         opts: ListOptions,
-        own: &Own,
+        owns: &[Own],
         now: f64,
         clocks: &Clocks,
     ) -> Vec<Row> {
         let mut reducer = Reducer::new(true);
-        for e in entries {
+        for (at, e) in entries {
             let clock = self.writer_clock(clocks, &e.record.device_id, now);
             let (key, life, mut copy) = dedupe::describe(&e.record, &e.file, e.ctime, now, clock);
+            copy.dir = at;
             copy.item = Some(e);
             reducer.add(key, life, copy);
         }
@@ -986,16 +1102,18 @@ impl Registry {
             if !opts.include_expired && group.state != State::Live && !opts.all {
                 continue;
             }
+            let at = group.winner.dir;
             let Some(winner) = group.winner.item else {
                 continue;
             };
             let winner_file = winner.file.clone();
-            let mut row = self.row(winner, own, now, clocks);
+            let mut row = self.row(winner, at, &owns[at], now, clocks);
             row.mark_life(group.state);
             let mut rows = vec![row];
             for (copy, why) in group.losers {
+                let at = copy.dir;
                 let Some(e) = copy.item else { continue };
-                let mut r = self.row(e, own, now, clocks);
+                let mut r = self.row(e, at, &owns[at], now, clocks);
                 if why == LossReason::LifeEnded {
                     r.mark_life(State::Ended);
                 }
@@ -1038,7 +1156,9 @@ impl Registry {
         }
     }
 
-    pub(crate) fn row(&self, e: Entry, own: &Own, now: f64, clocks: &Clocks) -> Row {
+    /// The row of `e`, a file in the profile's `at`-th directory, whose
+    /// ledger is `own`.
+    pub(crate) fn row(&self, e: Entry, at: usize, own: &Own, now: f64, clocks: &Clocks) -> Row {
         let clock = self.writer_clock(clocks, &e.record.device_id, now);
         let state = liveness::state(&e.record, e.ctime, now, clock);
         let local = own.is_mine(&e.file, e.kind, &e.record);
@@ -1050,6 +1170,8 @@ impl Registry {
         let mut row = Row {
             local,
             file: e.file,
+            dir: (self.dirs.len() > 1).then(|| self.read_dir(at).to_path_buf()),
+            dir_index: at,
             live: state == State::Live,
             state,
             conflict_copy: matches!(e.kind, NameKind::ConflictCopy(_)),
@@ -1120,16 +1242,21 @@ impl Registry {
     /// The newest record (live or not) whose `session_id` or `session_key` is
     /// `id`, among the labels this profile shows, and how many others matched.
     pub fn show(&self, id: &str, now: f64) -> Result<Option<(Row, usize)>> {
-        let dir = self.dir.open()?;
+        let dirs = self.open_dirs()?;
         let show = self.show_set(false);
         let clocks = self.local.clocks();
         // Every file is probed into a slot, as `list` does; only the groups
         // holding a match, and the other copies of their lives (a tombstone
         // elsewhere ends a life), are then read in full, as `list --all`
         // reads them.
-        let (names, mut report) = dir.candidates()?;
-        let fold =
-            |(slots, learned): &mut (Vec<dedupe::Slot>, Clocks), file: u32, raw: store::Raw<'_>| {
+        let mut learned = Clocks::default();
+        let mut slots = Vec::new();
+        let mut scans = Vec::with_capacity(dirs.len());
+        for (at, dir) in dirs.iter().enumerate() {
+            let (names, mut report) = dir.candidates()?;
+            let fold = |(slots, learned): &mut (Vec<dedupe::Slot>, Clocks),
+                        file: u32,
+                        raw: store::Raw<'_>| {
                 let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
                 if let Some(updated) = probe.updated_at {
                     learned.learn(probe.device_id(), raw.ctime, updated);
@@ -1146,18 +1273,19 @@ impl Registry {
                     seq: 0,
                     file,
                     kept: u32::from(matched),
+                    dir: at as u32,
                     part: 0,
                     ended: false,
                     state: State::Live,
                 });
                 Ok(())
             };
-        let parts = dir.read_candidates(&names, &mut report, Default::default, fold);
-        let mut learned = Clocks::default();
-        let mut slots = Vec::new();
-        for (part, samples) in parts {
-            learned.merge(&samples, now);
-            slots.extend(part);
+            for (part, samples) in dir.read_candidates(&names, &mut report, Default::default, fold)
+            {
+                learned.merge(&samples, now);
+                slots.extend(part);
+            }
+            scans.push(names);
         }
         self.remember_clocks(&clocks, &learned, now);
         let mut groups: Vec<Digest> = slots
@@ -1177,22 +1305,26 @@ impl Registry {
             .collect();
         lives.sort_unstable();
         lives.dedup();
-        let entries: Vec<Entry> = slots
+        let entries: Vec<(usize, Entry)> = slots
             .iter()
             .filter(|s| {
                 groups.binary_search(&s.group).is_ok() || lives.binary_search(&s.life).is_ok()
             })
-            .filter_map(|s| dir.read_entry(names.get(s.file as usize).0).ok().flatten())
-            .filter(|e| show.shows(&e.record.profile))
+            .filter_map(|s| {
+                let at = s.dir as usize;
+                let file = scans.get(at)?.get(s.file as usize).0;
+                let e = dirs.get(at)?.read_entry(file).ok().flatten()?;
+                show.shows(&e.record.profile).then_some((at, e))
+            })
             .collect();
-        let own = self.own(&dir)?;
+        let owns = self.owns(&dirs)?;
         let opts = ListOptions {
             all: true,
             ..ListOptions::default()
         };
         let listing = Listing {
-            dir_exists: report.exists,
-            rows: self.every_row(entries, opts, &own, now, &clocks),
+            dir_exists: true,
+            rows: self.every_row(entries, opts, &owns, now, &clocks),
             skipped: Vec::new(),
         };
         let mut matches: Vec<Row> = listing
@@ -1209,12 +1341,12 @@ impl Registry {
             (
                 a.superseded_by.is_none(),
                 a.live,
-                dedupe::Rank::of(&a.record, &a.file),
+                dedupe::Rank::of(&a.record, &a.file).in_dir(a.dir_index),
             )
                 .cmp(&(
                     b.superseded_by.is_none(),
                     b.live,
-                    dedupe::Rank::of(&b.record, &b.file),
+                    dedupe::Rank::of(&b.record, &b.file).in_dir(b.dir_index),
                 ))
                 .reverse()
         });
@@ -1347,6 +1479,8 @@ struct Listed<'a> {
     session_id: std::borrow::Cow<'a, str>,
     file: &'a str,
     kind: NameKind,
+    /// Which of the profile's directories holds it.
+    at: usize,
     bytes: &'a [u8],
     stamp: store::Stamp,
     state: State,

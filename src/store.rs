@@ -32,7 +32,7 @@ use names::is_plain_name;
 pub(crate) use names::{NameKind, classify, file_name};
 #[cfg(test)]
 pub(crate) use scan::read_entry;
-pub(crate) use scan::{Entry, Raw};
+pub(crate) use scan::{Entry, Names, Raw};
 pub use scan::{SkipReason, Skipped};
 pub(crate) use write::ensure_dir;
 
@@ -167,6 +167,7 @@ impl Dir {
     }
 
     /// Opens the directory at `path`, following symlinks in it.
+    #[cfg(test)]
     pub fn open_path(path: &Path) -> Result<Dir> {
         use rustix::fs::{Mode, OFlags};
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
@@ -282,13 +283,6 @@ impl Dir {
         self.handle.as_ref().ok_or_else(|| Error::NoDirectory {
             dir: self.path.clone(),
         })
-    }
-
-    /// Opens `dir` (following symlinks in it, as its caller named it);
-    /// `Ok(None)` when it does not exist.
-    pub fn open(dir: &Path) -> Result<Option<Dir>> {
-        let d = Dir::open_path(dir)?;
-        Ok(d.exists().then_some(d))
     }
 
     /// The stamp of `name` (`fstatat`, never following a symlink), without

@@ -110,10 +110,14 @@ pub struct WatchStats {
     pub files_read: u64,
 }
 
+/// A file the watcher knows: the index of its directory among those the
+/// profile reads (0: `dir`), and its name there.
+type FileId = (usize, Box<str>);
+
 /// What one wake-up collected.
 #[derive(Default)]
 struct Pending {
-    names: HashSet<Box<str>>,
+    names: HashSet<FileId>,
     rescan: bool,
     rearm: bool,
 }
@@ -197,7 +201,7 @@ impl Ord for At {
 #[derive(Default)]
 struct Batch {
     /// Each file read, and what it is (`None`: it vanished).
-    read: Vec<(Box<str>, Option<Known>)>,
+    read: Vec<(FileId, Option<Known>)>,
     /// The newest file of each group among those read.
     best: HashMap<GroupId, Fresh>,
     /// What the files read teach of their writers' clocks.
@@ -218,12 +222,13 @@ struct Fresh {
     updated: f64,
     seq: u64,
     file: Box<str>,
+    dir: usize,
     bytes: Option<Box<[u8]>>,
 }
 
 impl Fresh {
     fn rank(&self) -> Rank<'_> {
-        Rank::new(self.updated, self.seq, &self.file)
+        Rank::new(self.updated, self.seq, &self.file).in_dir(self.dir)
     }
 }
 
@@ -240,21 +245,25 @@ fn add_best(best: &mut HashMap<GroupId, Fresh>, key: GroupId, fresh: Fresh) {
     }
 }
 
-/// Watches one profile's directory; see the module docs.
+/// Watches one profile's directories (every one it reads, as one listing);
+/// see the module docs.
 pub struct Watcher {
     registry: Registry,
     opts: WatchOptions,
     rx: Receiver<Msg>,
     tx: mpsc::Sender<Msg>,
-    _backend: Option<Backend>,
+    /// One event source per directory read (none when polling, or for a
+    /// directory that does not exist).
+    _backend: Vec<Option<Backend>>,
     show: ShowSet,
-    /// What this device published (the ledger), as of the last batch.
-    own: Own,
+    /// What this device published (the ledger of each directory), as of
+    /// the last batch.
+    owns: Vec<Own>,
     /// What this device knows of every writer's clock, learned as it reads.
     clocks: Clocks,
-    files: HashMap<Box<str>, Known>,
+    files: HashMap<FileId, Known>,
     /// The files of each dedupe group.
-    groups: HashMap<GroupId, HashSet<Box<str>>>,
+    groups: HashMap<GroupId, HashSet<FileId>>,
     live: HashMap<GroupId, Live>,
     deadlines: BTreeSet<(At, GroupId)>,
     next_rescan: Instant,
@@ -275,11 +284,17 @@ impl std::fmt::Debug for Watcher {
     }
 }
 
-/// The native event source, or none when polling.
-fn backend(dir: &Path, opts: &WatchOptions, tx: mpsc::Sender<Msg>) -> Result<Option<Backend>> {
+/// The native event source of `dir`, the `at`-th directory read, or none
+/// when polling.
+fn backend(
+    dir: &Path,
+    at: usize,
+    opts: &WatchOptions,
+    tx: mpsc::Sender<Msg>,
+) -> Result<Option<Backend>> {
     match opts.poll {
         Some(_) => Ok(None),
-        None => backend::start(dir, tx).map(Some),
+        None => backend::start(dir, at, tx).map(Some),
     }
 }
 
@@ -303,7 +318,15 @@ impl Watcher {
             opts.rescan = interval;
         }
         let (tx, rx) = mpsc::channel();
-        let backend = backend(&dir, &opts, tx.clone())?;
+        // The other directories read need not exist: a missing one is empty
+        // until a rescan finds it.
+        let mut backends = vec![backend(&dir, 0, &opts, tx.clone())?];
+        for (at, extra) in registry.profile().dirs.iter().enumerate().skip(1) {
+            backends.push(match extra.is_dir() {
+                true => backend(extra, at, &opts, tx.clone())?,
+                false => None,
+            });
+        }
         let registry_clocks = registry.local().clocks();
         let mut w = Watcher {
             show: registry.show_set(opts.all_profiles),
@@ -311,8 +334,8 @@ impl Watcher {
             opts,
             rx,
             tx,
-            _backend: backend,
-            own: Own::default(),
+            _backend: backends,
+            owns: Vec::new(),
             clocks: registry_clocks,
             files: HashMap::new(),
             groups: HashMap::new(),
@@ -361,53 +384,73 @@ impl Watcher {
         self.stats
     }
 
-    /// Looks at every file: lists the directory, stats each record file and
-    /// reads those whose stamp differs from the last read, then recomputes
-    /// the groups that changed. A vanished directory is waited for (see
-    /// [`Watcher::recover`]).
+    /// Opens every directory read. The first (`dir`) is waited for if it
+    /// vanished (see [`Watcher::recover`]); another that is missing counts
+    /// as empty, and one that appeared is watched from now on.
+    fn open_dirs(&mut self) -> Result<Vec<Dir>> {
+        let mut dirs = self.registry.open_dirs()?;
+        if !dirs[0].exists() {
+            self.recover()?;
+            dirs = self.registry.open_dirs()?;
+        }
+        for (at, dir) in dirs.iter().enumerate().skip(1) {
+            match (&self._backend[at], dir.exists()) {
+                (None, true) if self.opts.poll.is_none() => {
+                    let path = self.registry.read_dir(at).to_path_buf();
+                    self._backend[at] = backend(&path, at, &self.opts, self.tx.clone())?;
+                }
+                (Some(_), false) => self._backend[at] = None,
+                _ => {}
+            }
+        }
+        Ok(dirs)
+    }
+
+    /// Looks at every file: lists the directories, stats each record file
+    /// and reads those whose stamp differs from the last read, then
+    /// recomputes the groups that changed. A vanished directory is waited
+    /// for (see [`Watcher::recover`]).
     fn rescan(&mut self, now: f64, emit: bool) -> Result<Vec<Event>> {
         self.stats.rescans += 1;
         self.next_rescan = Instant::now() + self.opts.rescan;
-        let path = self.registry.profile().dir.clone();
-        let Some(dir) = Dir::open(&path)? else {
-            self.recover()?;
-            return self.rescan(now, emit);
-        };
+        let dirs = self.open_dirs()?;
         let look = self.stats.rescans;
         let mut changed = Vec::new();
-        for (name, _) in dir.records()? {
-            // A file not known before is read without a stat first.
-            if let Some(known) = self.files.get_mut(&name) {
-                known.look = look;
-                if known.stamp.is_some() && known.stamp == dir.stamp(&name).ok().flatten() {
-                    continue;
+        for (at, dir) in dirs.iter().enumerate() {
+            for (name, _) in dir.records()? {
+                let id: FileId = (at, name);
+                // A file not known before is read without a stat first.
+                if let Some(known) = self.files.get_mut(&id) {
+                    known.look = look;
+                    if known.stamp.is_some() && known.stamp == dir.stamp(&id.1).ok().flatten() {
+                        continue;
+                    }
                 }
+                changed.push(id);
             }
-            changed.push(name);
         }
-        let gone: Vec<Box<str>> = self
+        let gone: Vec<FileId> = self
             .files
             .iter()
             .filter(|(_, known)| known.look != look)
-            .map(|(name, _)| name.clone())
+            .map(|(id, _)| id.clone())
             .collect();
-        self.apply(&dir, &changed, gone, now, emit)
+        self.apply(&dirs, &changed, gone, now, emit)
     }
 
     /// Re-reads the named files (they changed: no stat is trusted over an
     /// event) and whatever expired meanwhile.
-    fn update(&mut self, names: HashSet<Box<str>>, now: f64) -> Result<Vec<Event>> {
+    fn update(&mut self, names: HashSet<FileId>, now: f64) -> Result<Vec<Event>> {
         let expiring = self.deadlines.first().is_some_and(|(at, _)| at.0 <= now);
         if names.is_empty() && !expiring {
             return Ok(Vec::new());
         }
-        let path = self.registry.profile().dir.clone();
-        let Some(dir) = Dir::open(&path)? else {
-            self.recover()?;
+        let dirs = self.registry.open_dirs()?;
+        if !dirs[0].exists() {
             return self.rescan(now, true);
-        };
-        let names: Vec<Box<str>> = names.into_iter().collect();
-        self.apply(&dir, &names, Vec::new(), now, true)
+        }
+        let names: Vec<FileId> = names.into_iter().collect();
+        self.apply(&dirs, &names, Vec::new(), now, true)
     }
 
     /// Reads `changed`, forgets `gone`, and recomputes the groups those files
@@ -416,61 +459,73 @@ impl Watcher {
     /// `list`. Returns the events of those groups if `emit`.
     fn apply(
         &mut self,
-        dir: &Dir,
-        changed: &[Box<str>],
-        gone: Vec<Box<str>>,
+        dirs: &[Dir],
+        changed: &[FileId],
+        gone: Vec<FileId>,
         now: f64,
         emit: bool,
     ) -> Result<Vec<Event>> {
         // This device may publish (or clear) while we watch.
-        self.own = self.registry.own(dir)?;
+        self.owns = self.registry.owns(dirs)?;
         let (show, look) = (&self.show, self.stats.rescans);
         let (registry, clocks) = (&self.registry, &self.clocks);
-        let parts = dir.read_each(
-            changed,
-            Batch::default,
-            |batch: &mut Batch, name, outcome| {
-                let known = match outcome {
-                    Ok(None) => None,
-                    Ok(Some((stamp, bytes))) => {
-                        let probe = Probe::parse(bytes).ok();
-                        // Every record teaches its writer's clock, whatever its label.
-                        if let Some(p) = &probe
-                            && let Some(updated) = p.updated_at
-                        {
-                            batch.learned.learn(p.device_id(), stamp.ctime(), updated);
+        let mut parts = Vec::new();
+        for (at, dir) in dirs.iter().enumerate() {
+            let names: Vec<Box<str>> = changed
+                .iter()
+                .filter(|(d, _)| *d == at)
+                .map(|(_, n)| n.clone())
+                .collect();
+            if names.is_empty() {
+                continue;
+            }
+            parts.extend(dir.read_each(
+                &names,
+                Batch::default,
+                |batch: &mut Batch, name, outcome| {
+                    let known = match outcome {
+                        Ok(None) => None,
+                        Ok(Some((stamp, bytes))) => {
+                            let probe = Probe::parse(bytes).ok();
+                            // Every record teaches its writer's clock, whatever its label.
+                            if let Some(p) = &probe
+                                && let Some(updated) = p.updated_at
+                            {
+                                batch.learned.learn(p.device_id(), stamp.ctime(), updated);
+                            }
+                            let probe = probe
+                                .filter(|p| show.shows(p.profile()))
+                                .map(|p| Probed::new(&p, stamp.ctime()));
+                            if let Some(p) = &probe {
+                                // Only a file that is live itself can give a live row.
+                                let clock = registry.writer_clock(clocks, &p.device, now);
+                                let live =
+                                    liveness::state_of(p.times, p.ctime, now, clock) == State::Live;
+                                let fresh = Fresh {
+                                    updated: p.updated_at.unwrap_or(f64::NEG_INFINITY),
+                                    seq: p.seq,
+                                    file: name.into(),
+                                    dir: at,
+                                    bytes: live.then(|| bytes.into()),
+                                };
+                                batch.add_best(p.key.clone(), fresh);
+                            }
+                            Some(Known {
+                                look,
+                                stamp: Some(stamp),
+                                probe,
+                            })
                         }
-                        let probe = probe
-                            .filter(|p| show.shows(p.profile()))
-                            .map(|p| Probed::new(&p, stamp.ctime()));
-                        if let Some(p) = &probe {
-                            // Only a file that is live itself can give a live row.
-                            let clock = registry.writer_clock(clocks, &p.device, now);
-                            let live =
-                                liveness::state_of(p.times, p.ctime, now, clock) == State::Live;
-                            let fresh = Fresh {
-                                updated: p.updated_at.unwrap_or(f64::NEG_INFINITY),
-                                seq: p.seq,
-                                file: name.into(),
-                                bytes: live.then(|| bytes.into()),
-                            };
-                            batch.add_best(p.key.clone(), fresh);
-                        }
-                        Some(Known {
+                        Err(_) => Some(Known {
                             look,
-                            stamp: Some(stamp),
-                            probe,
-                        })
-                    }
-                    Err(_) => Some(Known {
-                        look,
-                        stamp: dir.stamp(name).ok().flatten(),
-                        probe: None,
-                    }),
-                };
-                batch.read.push((name.into(), known));
-            },
-        );
+                            stamp: dir.stamp(name).ok().flatten(),
+                            probe: None,
+                        }),
+                    };
+                    batch.read.push(((at, name.into()), known));
+                },
+            ));
+        }
         self.stats.files_read += changed.len() as u64;
 
         let mut affected: HashSet<GroupId> = HashSet::new();
@@ -478,15 +533,15 @@ impl Watcher {
         let mut learned = Clocks::default();
         for part in parts {
             learned.merge(&part.learned, now);
-            for (name, known) in part.read {
-                affected.extend(self.forget(&name));
+            for (id, known) in part.read {
+                affected.extend(self.forget(&id));
                 if let Some(known) = known {
                     if let Some(p) = &known.probe {
                         affected.insert(p.key.clone());
                         let members = self.groups.entry(p.key.clone()).or_default();
-                        members.insert(name.clone());
+                        members.insert(id.clone());
                     }
-                    self.files.insert(name, known);
+                    self.files.insert(id, known);
                 }
             }
             for (key, best) in part.best {
@@ -498,8 +553,8 @@ impl Watcher {
         let known = self.clocks.clone();
         self.clocks.merge(&learned, now);
         self.registry.remember_clocks(&known, &learned, now);
-        for name in gone {
-            affected.extend(self.forget(&name));
+        for id in gone {
+            affected.extend(self.forget(&id));
         }
         while let Some((at, _)) = self.deadlines.first()
             && at.0 <= now
@@ -530,7 +585,7 @@ impl Watcher {
         // The files read in this batch: a winner among them that was not the
         // batch's newest in its group was read but not kept, so it is read
         // again rather than taken from the last batch.
-        let read_now: HashSet<&str> = changed.iter().map(|n| &**n).collect();
+        let read_now: HashSet<&FileId> = changed.iter().collect();
         let mut next = Vec::new();
         for (key, before) in now_live {
             let Some((winner, state)) = self.winner(&key, now) else {
@@ -547,13 +602,19 @@ impl Watcher {
             // The winner is the newest file read in this batch, if it was read.
             let read = fresh
                 .remove(&key)
-                .filter(|f| f.file == winner)
+                .filter(|f| f.dir == winner.0 && f.file == winner.1)
                 .and_then(|f| f.bytes);
             let live = match (read, before) {
                 (Some(bytes), _) => self.live_row(&winner, &bytes, now),
                 // Its file did not change (another file of the group did).
-                (None, Some(l)) if l.row.file == *winner && !read_now.contains(&*winner) => Some(l),
-                (None, _) => self.reread(dir, &winner, now),
+                (None, Some(l))
+                    if l.row.dir_index == winner.0
+                        && l.row.file == *winner.1
+                        && !read_now.contains(&winner) =>
+                {
+                    Some(l)
+                }
+                (None, _) => self.reread(dirs, &winner, now),
             };
             if let Some(mut l) = live.filter(|l| l.row.live) {
                 if emit {
@@ -572,11 +633,11 @@ impl Watcher {
         Ok(if emit { diff(&old, &new) } else { Vec::new() })
     }
 
-    /// Drops what is known of `name`; returns the group it belonged to.
-    fn forget(&mut self, name: &str) -> Option<GroupId> {
-        let key = self.files.remove(name)?.probe?.key;
+    /// Drops what is known of `id`; returns the group it belonged to.
+    fn forget(&mut self, id: &FileId) -> Option<GroupId> {
+        let key = self.files.remove(id)?.probe?.key;
         if let Some(members) = self.groups.get_mut(&key) {
-            members.remove(name);
+            members.remove(id);
             if members.is_empty() {
                 self.groups.remove(&key);
             }
@@ -588,8 +649,8 @@ impl Watcher {
     /// records is a tombstone.
     fn sessions(&self, key: &str) -> BTreeMap<String, bool> {
         let mut out: BTreeMap<String, bool> = BTreeMap::new();
-        for name in self.groups.get(key).into_iter().flatten() {
-            if let Some(p) = self.files.get(name).and_then(|k| k.probe.as_ref()) {
+        for id in self.groups.get(key).into_iter().flatten() {
+            if let Some(p) = self.files.get(id).and_then(|k| k.probe.as_ref()) {
                 *out.entry(p.session_id.to_string()).or_default() |= p.times[2].is_some();
             }
         }
@@ -598,34 +659,37 @@ impl Watcher {
 
     /// The file that speaks for a group at `now`, and its life's state,
     /// by the reducer `list` uses.
-    fn winner(&self, key: &str, now: f64) -> Option<(Box<str>, State)> {
+    fn winner(&self, key: &str, now: f64) -> Option<(FileId, State)> {
         let mut reducer = Reducer::<()>::new(false);
-        for name in self.groups.get(key)? {
-            let Some(p) = self.files.get(name).and_then(|k| k.probe.as_ref()) else {
+        for id in self.groups.get(key)? {
+            let Some(p) = self.files.get(id).and_then(|k| k.probe.as_ref()) else {
                 continue;
             };
             let clock = self.registry.writer_clock(&self.clocks, &p.device, now);
             let state = liveness::state_of(p.times, p.ctime, now, clock);
-            let copy = dedupe::Copy::new(name, p.updated_at, p.seq, p.times[2].is_some(), state);
+            let mut copy =
+                dedupe::Copy::new(&id.1, p.updated_at, p.seq, p.times[2].is_some(), state);
+            copy.dir = id.0;
             reducer.add(p.group, p.life, copy);
         }
         let group = reducer.finish().into_iter().next()?;
-        Some((group.winner.file, group.state))
+        Some(((group.winner.dir, group.winner.file), group.state))
     }
 
     /// Parses a live winner's bytes into its row, exactly as `list` does.
-    fn live_row(&self, name: &str, bytes: &[u8], now: f64) -> Option<Live> {
-        let stamp = self.files.get(name)?.stamp?;
+    fn live_row(&self, id: &FileId, bytes: &[u8], now: f64) -> Option<Live> {
+        let stamp = self.files.get(id)?.stamp?;
         let raw = store::Raw {
-            file: name,
-            kind: store::classify(name),
+            file: &id.1,
+            kind: store::classify(&id.1),
             ctime: stamp.ctime(),
             stamp,
             bytes,
         };
         let entry = raw.parse().ok()?;
         let ctime = entry.ctime;
-        let row = self.registry.row(entry, &self.own, now, &self.clocks);
+        let own = self.owns.get(id.0)?;
+        let row = self.registry.row(entry, id.0, own, now, &self.clocks);
         let deadline = row.expires_in_s.map(|e| now + e);
         Some(Live {
             row,
@@ -637,10 +701,11 @@ impl Watcher {
     /// Reads a winner that was not read in this batch: a file that did not
     /// change but now wins its group (the newer one went away). Should it
     /// have changed meanwhile, its own event (or the next poll) follows.
-    fn reread(&mut self, dir: &Dir, name: &str, now: f64) -> Option<Live> {
+    fn reread(&mut self, dirs: &[Dir], id: &FileId, now: f64) -> Option<Live> {
         self.stats.files_read += 1;
-        let names: [Box<str>; 1] = [name.into()];
-        let bytes = dir
+        let names: [Box<str>; 1] = [id.1.clone()];
+        let bytes = dirs
+            .get(id.0)?
             .read_each(
                 &names,
                 || None,
@@ -653,17 +718,17 @@ impl Watcher {
             .into_iter()
             .flatten()
             .next()?;
-        self.live_row(name, &bytes, now)
+        self.live_row(id, &bytes, now)
     }
 
-    /// The directory vanished: wait for it to come back (a remount, a sync
-    /// engine replacing it) a few times with backoff, then give up.
+    /// The directory (`dir`) vanished: wait for it to come back (a remount,
+    /// a sync engine replacing it) a few times with backoff, then give up.
     fn recover(&mut self) -> Result<()> {
         let dir = self.registry.profile().dir.clone();
         for delay_ms in [100, 300, 900, 2700] {
             std::thread::sleep(Duration::from_millis(delay_ms));
             if dir.is_dir() {
-                self._backend = backend(&dir, &self.opts, self.tx.clone())?;
+                self._backend[0] = backend(&dir, 0, &self.opts, self.tx.clone())?;
                 return Ok(());
             }
         }
@@ -713,12 +778,20 @@ impl Watcher {
         }
         self.now = now();
         if pending.rearm {
-            // The watch followed the old directory; watch what is there now.
+            // The watch followed the old directory; watch what is there now
+            // (a directory other than `dir` that went away is empty).
             let dir = self.registry.profile().dir.clone();
             if dir.is_dir() {
-                self._backend = backend(&dir, &self.opts, self.tx.clone())?;
+                self._backend[0] = backend(&dir, 0, &self.opts, self.tx.clone())?;
             } else {
                 self.recover()?;
+            }
+            for at in 1..self._backend.len() {
+                let extra = self.registry.read_dir(at).to_path_buf();
+                self._backend[at] = match extra.is_dir() {
+                    true => backend(&extra, at, &self.opts, self.tx.clone())?,
+                    false => None,
+                };
             }
             pending.rescan = true;
         }
@@ -734,7 +807,7 @@ impl Watcher {
     /// the directory gone and says so.
     fn absorb(&mut self, msg: Msg, pending: &mut Pending) {
         match msg {
-            Msg::Files(names) => pending.names.extend(names),
+            Msg::Files(at, names) => pending.names.extend(names.into_iter().map(|n| (at, n))),
             Msg::Rescan => pending.rescan = true,
             Msg::Rearm => pending.rearm = true,
             Msg::Failed(e) => {
@@ -1173,6 +1246,87 @@ mod fs_tests {
     #[test]
     fn the_live_set_is_what_list_says_when_polling() {
         agrees_with_list(Some(Duration::from_millis(100)));
+    }
+
+    /// A profile that reads two directories: device a writes to the first,
+    /// device c to the second, which does not exist when the watch starts.
+    fn two_directories_agree_with_list(poll: Option<Duration>) {
+        let d = devices();
+        let shared = d.a.profile().dir.clone();
+        let other = shared.with_file_name("other");
+        let mut profile = d.b.profile().clone();
+        profile.dirs = vec![shared.clone(), other.clone()];
+        let m = Registry::new(profile, d.b.local().clone()).with_host("m");
+        let mut c_profile = d.a.profile().clone();
+        (c_profile.dir, c_profile.dirs) = (other.clone(), vec![other.clone()]);
+        let c_local = LocalDirs::under(&shared.with_file_name("c"));
+        let c = Registry::new(c_profile, c_local).with_host("c");
+        let opts = WatchOptions {
+            poll,
+            quiet: Duration::from_millis(5),
+            max_delay: Duration::from_millis(50),
+            // So that the directory made later is found soon.
+            rescan: Duration::from_millis(200),
+            ..WatchOptions::default()
+        };
+        let mut w = Watcher::new(m.clone(), opts, crate::unix_now()).unwrap();
+        let check = |w: &mut Watcher, step: &str| {
+            settle(w, Duration::from_millis(400));
+            let listed = m
+                .list(crate::registry::ListOptions::default(), crate::unix_now())
+                .unwrap();
+            let key = |r: &Row| (r.file.clone(), r.dir_index, r.record.status.clone());
+            let want: Vec<_> = listed.rows.iter().map(key).collect();
+            let got: Vec<_> = w.live().iter().map(key).collect();
+            assert_eq!(got, want, "after: {step}");
+            want
+        };
+        d.a.publish(&req("s1"), crate::unix_now()).unwrap();
+        assert_eq!(
+            check(&mut w, "one record, the other directory missing").len(),
+            1
+        );
+        crate::store::ensure_dir(&other).unwrap();
+        c.publish(&req("s2"), crate::unix_now()).unwrap();
+        std::thread::sleep(Duration::from_millis(250));
+        let rows = check(&mut w, "the other directory made, with a record");
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert!(rows.iter().any(|r| r.1 == 1), "{rows:?}");
+
+        // The same file in both: one row, from the first directory.
+        let s1 =
+            d.a.list(Default::default(), crate::unix_now())
+                .unwrap()
+                .rows;
+        let name = s1[0].file.clone();
+        std::fs::copy(shared.join(&name), other.join(&name)).unwrap();
+        let rows = check(&mut w, "a copy in the other directory");
+        assert_eq!(rows.iter().filter(|r| r.0 == name).count(), 1);
+        assert!(rows.iter().any(|r| r.0 == name && r.1 == 0), "{rows:?}");
+        // Newer there: it wins; gone again: the first one is back.
+        let mut newer = s1[0].record.clone();
+        newer.status = "newer".into();
+        newer.seq += 1;
+        std::fs::write(other.join(&name), newer.to_json()).unwrap();
+        let rows = check(&mut w, "a newer copy in the other directory");
+        assert!(rows.iter().any(|r| r.0 == name && r.1 == 1), "{rows:?}");
+        std::fs::remove_file(other.join(&name)).unwrap();
+        let rows = check(&mut w, "the newer copy deleted");
+        assert!(rows.iter().any(|r| r.0 == name && r.1 == 0), "{rows:?}");
+
+        // A tombstone in the other directory ends a session.
+        c.clear(Some("s2"), None, crate::unix_now()).unwrap();
+        assert_eq!(check(&mut w, "s2 cleared").len(), 1);
+    }
+
+    #[test]
+    fn two_directories_with_native_events() {
+        two_directories_agree_with_list(None);
+    }
+
+    #[test]
+    fn two_directories_when_polling() {
+        two_directories_agree_with_list(Some(Duration::from_millis(100)));
     }
 
     #[test]

@@ -59,6 +59,12 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
             };
             writeln!(out, "[profiles.{key}]")?;
             writeln!(out, "dir = {}", q(&p.dir.display().to_string()))?;
+            if p.dirs.len() > 1 {
+                // Every directory read, `dir` first.
+                let dirs: Vec<String> =
+                    p.dirs.iter().map(|d| q(&d.display().to_string())).collect();
+                writeln!(out, "dirs = [{}]", dirs.join(", "))?;
+            }
             writeln!(out, "ttl = {}", d(p.ttl))?;
             writeln!(out, "refresh_interval = {}", d(p.refresh_interval))?;
             writeln!(out, "skew = {}", d(p.skew))?;

@@ -17,9 +17,12 @@ pub struct DevicesArgs {
 
 pub fn run(ctx: &Ctx, args: DevicesArgs) -> anyhow::Result<Exit> {
     let registry = ctx.registry()?;
-    let devices = registry
-        .devices(presence::unix_now())
-        .with_context(|| format!("cannot read {}", registry.profile().dir.display()))?;
+    let devices = registry.devices(presence::unix_now()).with_context(|| {
+        format!(
+            "cannot read {}",
+            super::list::dirs_shown(registry.profile())
+        )
+    })?;
     let mut out = std::io::stdout().lock();
     if args.json {
         super::output::write_json(&mut out, &devices)?;

@@ -19,10 +19,10 @@ pub struct ExpireArgs {
 
 pub fn run(ctx: &Ctx, args: ExpireArgs) -> anyhow::Result<Exit> {
     let registry = ctx.registry()?;
-    let dir = registry.profile().dir.clone();
+    let dir = super::list::dirs_shown(registry.profile());
     let out = registry
         .expire(presence::unix_now(), args.dry_run)
-        .with_context(|| format!("cannot expire records in {}", dir.display()))?;
+        .with_context(|| format!("cannot expire records in {dir}"))?;
     let mut stdout = std::io::stdout().lock();
     if args.json {
         let v = serde_json::json!({
@@ -43,7 +43,11 @@ pub fn run(ctx: &Ctx, args: ExpireArgs) -> anyhow::Result<Exit> {
         "removed"
     };
     for g in &out.removed {
-        writeln!(stdout, "{verb} {} ({})", safe(&g.file), g.reason.describe())?;
+        let file = match &g.dir {
+            Some(dir) => dir.join(&g.file).display().to_string(),
+            None => g.file.clone(),
+        };
+        writeln!(stdout, "{verb} {} ({})", safe(&file), g.reason.describe())?;
     }
     let mut summary = format!(
         "{verb} {} file{}, kept {}",

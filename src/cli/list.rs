@@ -157,10 +157,35 @@ fn compare(key: SortKey, a: &Row, b: &Row) -> Ordering {
     first.then_with(|| a.listing_order(b))
 }
 
+/// The directories a profile reads, for messages: `dir`, or each of them
+/// joined by `, `.
+pub fn dirs_shown(profile: &presence::Profile) -> String {
+    profile
+        .dirs
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Reports on stderr what a listing passed over.
 pub fn report(ctx: &Ctx, registry: &Registry, dir_exists: bool, skipped: &[Skipped]) {
     let profile = registry.profile();
-    if !dir_exists && !profile.dir_is_default {
+    if !dir_exists && profile.dirs.len() > 1 {
+        // Several directories: the others were listed; name each missing one.
+        for (at, dir) in profile.dirs.iter().enumerate() {
+            if (at == 0 && profile.dir_is_default) || dir.is_dir() {
+                continue;
+            }
+            ctx.warn(format_args!(
+                "presence directory {} does not exist (listed the others; \
+                 check `{}` in the profile '{}')",
+                dir.display(),
+                if at == 0 { "dir" } else { "dirs" },
+                profile.name
+            ));
+        }
+    } else if !dir_exists && !profile.dir_is_default {
         ctx.warn(format_args!(
             "presence directory {} does not exist yet (nothing has been published there; \
              check `dir` in the profile '{}')",
@@ -184,7 +209,10 @@ fn warn_redacted(ctx: &Ctx, registry: &Registry, row: &Row) {
         "{} carries credentials in {}; they are not shown, but the file in {} still holds them",
         row.file,
         fields.join(", "),
-        registry.profile().dir.display()
+        row.dir
+            .as_deref()
+            .unwrap_or(&registry.profile().dir)
+            .display()
     ));
 }
 
@@ -221,7 +249,7 @@ fn stream_json(
                 }
             }
         })
-        .with_context(|| format!("cannot list {}", registry.profile().dir.display()))?;
+        .with_context(|| format!("cannot list {}", dirs_shown(registry.profile())))?;
     if let Some(e) = failed {
         return Err(e.into());
     }
@@ -273,7 +301,7 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<Exit> {
     }
     let mut listing = registry
         .list(opts, presence::unix_now())
-        .with_context(|| format!("cannot list {}", registry.profile().dir.display()))?;
+        .with_context(|| format!("cannot list {}", dirs_shown(registry.profile())))?;
     listing.rows.retain(|r| args.keeps(r));
     args.sort(&mut listing.rows);
     report(ctx, &registry, listing.dir_exists, &listing.skipped);
@@ -296,7 +324,7 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<Exit> {
             let msg = format!(
                 "no live sessions in profile '{}' ({})",
                 registry.profile().name,
-                registry.profile().dir.display()
+                dirs_shown(registry.profile())
             );
             eprintln!("{}", super::safe(&msg));
         }

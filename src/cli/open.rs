@@ -31,7 +31,7 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
     let now = presence::unix_now();
     let listing = registry
         .list(ListOptions::default(), now)
-        .with_context(|| format!("cannot read {}", profile.dir.display()))?;
+        .with_context(|| format!("cannot read {}", super::list::dirs_shown(profile)))?;
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let row = match &args.id {
         Some(id) => match open::resolve(&listing.rows, id) {

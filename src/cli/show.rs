@@ -21,14 +21,14 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<Exit> {
     let profile = registry.profile();
     let found = registry
         .show(&args.id, presence::unix_now())
-        .with_context(|| format!("cannot read {}", profile.dir.display()))?;
+        .with_context(|| format!("cannot read {}", super::list::dirs_shown(profile)))?;
     let Some((row, others)) = found else {
         let msg = format!(
             "no record with session id or key '{}' in profile '{}' ({}); \
              `presence list --all --all-profiles` shows every record",
             args.id,
             profile.name,
-            profile.dir.display()
+            super::list::dirs_shown(profile)
         );
         eprintln!("presence: {}", super::safe(&msg));
         return Ok(Exit::Failure);

@@ -142,6 +142,8 @@ mod tests {
         Row {
             record: r,
             file: "f.json".into(),
+            dir: None,
+            dir_index: 0,
             live: true,
             state: presence::State::Live,
             local: false,

@@ -45,12 +45,12 @@ const TICK: Duration = Duration::from_millis(100);
 
 pub fn start(ctx: &Ctx, poll: Option<Duration>, all_profiles: bool) -> anyhow::Result<Watcher> {
     let registry: Registry = ctx.registry()?;
-    let dir = registry.profile().dir.clone();
+    let dir = super::list::dirs_shown(registry.profile());
     let mut opts = WatchOptions::default();
     opts.poll = poll;
     opts.all_profiles = all_profiles;
     Watcher::new(registry, opts, presence::unix_now())
-        .with_context(|| format!("cannot watch {}", dir.display()))
+        .with_context(|| format!("cannot watch {dir}"))
 }
 
 struct Printer {

@@ -21,7 +21,16 @@ pub(super) fn listing(registry: &Registry, now: f64) -> Result<Listing, Check> {
         check(
             "records",
             Status::Fail,
-            format!("cannot list {}", registry.profile().dir.display()),
+            format!(
+                "cannot list {}",
+                registry
+                    .profile()
+                    .dirs
+                    .iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             None,
         )
     })
@@ -282,6 +291,19 @@ pub(super) fn secrets(listing: &Listing, profile: &crate::Profile) -> Option<Che
         ),
         Some(fix),
     ))
+}
+
+/// `records`: how many record files the directory holds, and how many
+/// of them are live (for a profile that reads several directories, one
+/// such check per directory).
+pub(super) fn count(listing: &Listing) -> Check {
+    let live = listing.rows.iter().filter(|r| r.live).count();
+    check(
+        "records",
+        Status::Ok,
+        format!("{} record file(s), {live} live", listing.rows.len()),
+        None,
+    )
 }
 
 /// `unreadable`: files named like records that are not; temp files do not

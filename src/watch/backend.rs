@@ -20,8 +20,9 @@ use crate::store::{self, NameKind};
 /// What the event source passes on.
 #[derive(Debug, PartialEq)]
 pub(super) enum Msg {
-    /// These entries of the directory changed.
-    Files(Vec<Box<str>>),
+    /// These entries of the directory changed (with the directory's index
+    /// among those watched).
+    Files(usize, Vec<Box<str>>),
     /// Events may have been lost: look at everything.
     Rescan,
     /// The directory itself was moved or deleted: watch it anew.
@@ -62,24 +63,24 @@ fn watch_error(dir: &Path, e: impl std::fmt::Display) -> Error {
     )
 }
 
-/// Starts the native event source for `dir`.
-pub(super) fn start(dir: &Path, tx: mpsc::Sender<Msg>) -> crate::Result<Backend> {
+/// Starts the native event source for `dir`, the `at`-th directory watched.
+pub(super) fn start(dir: &Path, at: usize, tx: mpsc::Sender<Msg>) -> crate::Result<Backend> {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     {
-        inotify::Watch::start(dir, tx)
+        inotify::Watch::start(dir, at, tx)
             .map(Backend::Inotify)
             .map_err(|e| watch_error(dir, e))
     }
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     {
-        start_notify(dir, tx)
+        start_notify(dir, at, tx)
     }
 }
 
 /// notify's recommended watcher, its events passed through [`triage`].
 // Compiled on Linux as well, so that it is type-checked and `triage` tested there.
 #[cfg_attr(any(target_os = "linux", target_os = "android"), allow(dead_code))]
-fn start_notify(dir: &Path, tx: mpsc::Sender<Msg>) -> crate::Result<Backend> {
+fn start_notify(dir: &Path, at: usize, tx: mpsc::Sender<Msg>) -> crate::Result<Backend> {
     use notify::Watcher as _;
     let mut dirs = vec![dir.to_path_buf()];
     if let Ok(canonical) = dir.canonicalize()
@@ -90,6 +91,7 @@ fn start_notify(dir: &Path, tx: mpsc::Sender<Msg>) -> crate::Result<Backend> {
     let handler = move |res: notify::Result<notify::Event>| {
         let msg = match res {
             Ok(ev) => match triage(&dirs, &ev) {
+                Some(Msg::Files(_, names)) => Msg::Files(at, names),
                 Some(msg) => msg,
                 None => return,
             },
@@ -136,7 +138,7 @@ pub(super) fn triage(dirs: &[PathBuf], ev: &notify::Event) -> Option<Msg> {
         names.extend(path.file_name().and_then(record_name));
     }
     if !names.is_empty() {
-        Some(Msg::Files(names))
+        Some(Msg::Files(0, names))
     } else if ev.paths.is_empty() && matches!(ev.kind, EventKind::Any | EventKind::Other) {
         Some(Msg::Rescan)
     } else {
@@ -183,13 +185,17 @@ mod inotify {
     }
 
     impl Watch {
-        pub(crate) fn start(dir: &Path, tx: mpsc::Sender<Msg>) -> std::io::Result<Watch> {
+        pub(crate) fn start(
+            dir: &Path,
+            at: usize,
+            tx: mpsc::Sender<Msg>,
+        ) -> std::io::Result<Watch> {
             let fd = Arc::new(inotify::init(CreateFlags::CLOEXEC)?);
             let wd = inotify::add_watch(&*fd, dir, MASK)?;
             let reader = Arc::clone(&fd);
             std::thread::Builder::new()
                 .name("presence-inotify".into())
-                .spawn(move || read_loop(&reader, &tx))?;
+                .spawn(move || read_loop(&reader, at, &tx))?;
             Ok(Watch { fd, wd })
         }
     }
@@ -204,7 +210,7 @@ mod inotify {
 
     /// Reads events until the watch is removed, passing on one message per
     /// `read` (the names of that batch) and any rescan or re-arm notice.
-    fn read_loop(fd: &OwnedFd, tx: &mpsc::Sender<Msg>) {
+    fn read_loop(fd: &OwnedFd, at: usize, tx: &mpsc::Sender<Msg>) {
         let mut buf = vec![MaybeUninit::uninit(); 16 * 1024];
         let mut reader = inotify::Reader::new(fd, &mut buf);
         loop {
@@ -237,7 +243,7 @@ mod inotify {
                     break;
                 }
             }
-            if !names.is_empty() && tx.send(Msg::Files(names)).is_err() {
+            if !names.is_empty() && tx.send(Msg::Files(at, names)).is_err() {
                 return;
             }
             for msg in notices {
@@ -268,7 +274,7 @@ mod tests {
                 .iter()
                 .fold(Event::new(kind), |e, p| e.add_path(p.to_path_buf()))
         };
-        let files = |n: &[&str]| Some(Msg::Files(n.iter().map(|&s| s.into()).collect()));
+        let files = |n: &[&str]| Some(Msg::Files(0, n.iter().map(|&s| s.into()).collect()));
         let open = EventKind::Access(AccessKind::Open(AccessMode::Any));
         let cases: Vec<(&str, Event, Option<Msg>)> = vec![
             ("an open is nothing", ev(open, &[&rec]), None),

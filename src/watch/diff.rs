@@ -250,6 +250,8 @@ mod tests {
         Row {
             record: r,
             file: file.into(),
+            dir: None,
+            dir_index: 0,
             live: true,
             state: State::Live,
             local: false,

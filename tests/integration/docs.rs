@@ -206,7 +206,10 @@ fn config_init_pins_no_default_and_states_each_one() {
         in_defaults &= !line.starts_with("# [profiles.");
         match line.strip_prefix("# ") {
             Some(setting)
-                if in_defaults && setting.contains(" = ") && !setting.starts_with("dir ") =>
+                if in_defaults
+                    && setting.contains(" = ")
+                    && !setting.starts_with("dir ")
+                    && !setting.starts_with("dirs ") =>
             {
                 keys.insert(setting.split(' ').next().unwrap().to_string());
                 uncommented.push_str(setting);

@@ -336,6 +336,9 @@ with_record_fields! {
     /// computed.
     pub struct JsonRow {
         pub file: String,
+        /// Only for a profile that reads several directories (`dirs`).
+        #[serde(default)]
+        pub dir: Option<String>,
         pub live: bool,
         pub state: String,
         pub local: bool,
@@ -451,6 +454,9 @@ pub struct JsonExpire {
 #[serde(deny_unknown_fields)]
 pub struct JsonGarbage {
     pub file: String,
+    /// Only for a profile that reads several directories (`dirs`).
+    #[serde(default)]
+    pub dir: Option<String>,
     pub reason: String,
 }
 

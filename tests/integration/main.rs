@@ -5,6 +5,7 @@ mod harness;
 
 mod cli;
 mod clocks;
+mod dirs;
 mod docs;
 mod doctor;
 mod faults;
