@@ -140,20 +140,8 @@ impl Cache {
             entries,
             count,
         };
-        // Every entry's strings must lie in the string area and be UTF-8,
-        // and the entries must be sorted: checked once, here.
-        let mut last = 0;
-        for i in 0..count {
-            let at = cache.entries + i * ENTRY;
-            let h = u64_at(&cache.bytes, at)?;
-            if h < last {
-                return None;
-            }
-            last = h;
-            for s in 0..3 {
-                cache.string(u32_at(&cache.bytes, at + 84 + 4 * s)?)?;
-            }
-        }
+        // Entries are checked as they are looked up: one with a string out
+        // of bounds or not UTF-8 is no entry.
         Some(cache)
     }
 
@@ -173,23 +161,37 @@ impl Cache {
         std::str::from_utf8(self.bytes.get(at + 2..at + 2 + len)?).ok()
     }
 
-    /// The facts cached for the file `name` in the version `key`, and the
-    /// entry's index.
-    pub(crate) fn lookup(&self, name: &str, key: FileKey) -> Option<(usize, Facts<'_>)> {
-        let h = name_hash(self.key, name);
-        let hash_of = |i: usize| u64_at(&self.bytes, self.entries + i * ENTRY).unwrap_or(0);
-        // The first entry with this hash (two names may share one).
-        let (mut lo, mut hi) = (0, self.count);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if hash_of(mid) < h {
-                lo = mid + 1;
-            } else {
-                hi = mid;
+    /// For each of `names`, the index of the first entry under its hash
+    /// (`u32::MAX`: none), found by one merge of the two sorted lists.
+    pub(crate) fn index(&self, names: &crate::store::Names) -> Vec<u32> {
+        let mut by_hash: Vec<(u64, u32)> = (0..names.len())
+            .map(|i| (name_hash(self.key, names.get(i).0), i as u32))
+            .collect();
+        by_hash.sort_unstable();
+        let mut out = vec![u32::MAX; names.len()];
+        let mut e = 0;
+        for (h, i) in by_hash {
+            while e < self.count && self.hash_of(e) < h {
+                e += 1;
+            }
+            if e < self.count && self.hash_of(e) == h {
+                out[i as usize] = e as u32;
             }
         }
-        let mut i = lo;
-        while i < self.count && hash_of(i) == h {
+        out
+    }
+
+    fn hash_of(&self, i: usize) -> u64 {
+        u64_at(&self.bytes, self.entries + i * ENTRY).unwrap_or(0)
+    }
+
+    /// The facts cached for the file `name` in the version `key`, starting
+    /// from the entry [`Cache::index`] found for it; and the entry's index.
+    pub(crate) fn lookup(&self, first: u32, key: FileKey) -> Option<(usize, Facts<'_>)> {
+        let mut i = first as usize;
+        let h = self.hash_of(i);
+        // Two names may share a hash: the version tells them apart.
+        while i < self.count && self.hash_of(i) == h {
             if let Some(facts) = self.entry(i, key) {
                 return Some((i, facts));
             }
@@ -369,4 +371,154 @@ pub(crate) fn save(
     tmp.write_all(&out).map_err(io_err)?;
     tmp.persist(path).map_err(|e| io_err(e.error))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const KEY: [u64; 2] = [7, 11];
+    const DIR: (u64, u64) = (1, 2);
+
+    fn fresh(name: &str, ino: u64, session: &str) -> Fresh {
+        Fresh {
+            name_hash: name_hash(KEY, name),
+            key: FileKey {
+                ino,
+                size: 100,
+                ctime_ns: 5,
+            },
+            group: Digest::from_raw(ino * 3),
+            life: Digest::from_raw(ino * 5),
+            updated: Some(10.0),
+            expires: None,
+            ended: ino.is_multiple_of(2),
+            seq: ino,
+            started: Some(1.5),
+            label: "default".into(),
+            device: "dev".into(),
+            session: session.into(),
+        }
+    }
+
+    fn names(list: &[&str]) -> crate::store::Names {
+        let mut n = crate::store::Names::default();
+        for name in list {
+            n.push(name, crate::store::NameKind::Record);
+        }
+        n
+    }
+
+    #[test]
+    fn what_is_saved_is_found_in_the_same_version_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("scan-cache/x.bin");
+        let files = vec![fresh("a.json", 1, "s1"), fresh("b.json", 2, "s2")];
+        save(&path, DIR, KEY, None, &[], files).unwrap();
+        let cache = Cache::load(&path, DIR).unwrap();
+        assert_eq!(cache.key(), KEY);
+        assert!(
+            Cache::load(&path, (1, 3)).is_none(),
+            "another directory's cache"
+        );
+        let listed = names(&["b.json", "c.json", "a.json"]);
+        let firsts = cache.index(&listed);
+        assert_eq!(firsts[1], u32::MAX);
+        let (_, f) = cache.lookup(firsts[2], fresh("a.json", 1, "").key).unwrap();
+        assert_eq!((f.session, f.label, f.device), ("s1", "default", "dev"));
+        assert_eq!(
+            (f.updated, f.expires, f.started),
+            (Some(10.0), None, Some(1.5))
+        );
+        assert_eq!(
+            (f.group, f.life, f.seq, f.ended),
+            (Digest::from_raw(3), Digest::from_raw(5), 1, false)
+        );
+        let (_, f) = cache.lookup(firsts[0], fresh("b.json", 2, "").key).unwrap();
+        assert!(f.ended);
+        // Any change of inode, size or ctime is another version.
+        let mut k = fresh("a.json", 1, "").key;
+        k.ctime_ns += 1;
+        assert!(cache.lookup(firsts[2], k).is_none());
+        k = fresh("a.json", 9, "").key;
+        assert!(cache.lookup(firsts[2], k).is_none());
+    }
+
+    #[test]
+    fn a_new_cache_keeps_the_entries_marked_and_adds_the_fresh() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("c.bin");
+        save(
+            &path,
+            DIR,
+            KEY,
+            None,
+            &[],
+            vec![fresh("a.json", 1, "s1"), fresh("b.json", 3, "s3")],
+        )
+        .unwrap();
+        let old = Cache::load(&path, DIR).unwrap();
+        // Keep the entry of b.json only (entries are in hash order).
+        let listed = names(&["a.json", "b.json"]);
+        let firsts = old.index(&listed);
+        let mut kept = vec![false; old.len()];
+        kept[firsts[1] as usize] = true;
+        save(
+            &path,
+            DIR,
+            KEY,
+            Some(&old),
+            &kept,
+            vec![fresh("c.json", 5, "s5")],
+        )
+        .unwrap();
+        let new = Cache::load(&path, DIR).unwrap();
+        assert_eq!(new.len(), 2);
+        let listed = names(&["a.json", "b.json", "c.json"]);
+        let firsts = new.index(&listed);
+        assert_eq!(firsts[0], u32::MAX, "a.json was not kept");
+        assert_eq!(
+            new.lookup(firsts[1], fresh("b.json", 3, "").key)
+                .unwrap()
+                .1
+                .session,
+            "s3"
+        );
+        assert_eq!(
+            new.lookup(firsts[2], fresh("c.json", 5, "").key)
+                .unwrap()
+                .1
+                .session,
+            "s5"
+        );
+    }
+
+    proptest! {
+        /// A damaged cache is refused or yields entries, never a panic.
+        #[test]
+        fn any_bytes_load_and_look_up_without_panicking(
+            cut in 0usize..400,
+            flips in prop::collection::vec((0usize..400, any::<u8>()), 0..8),
+        ) {
+            let tmp = tempfile::tempdir().unwrap();
+            let path = tmp.path().join("c.bin");
+            save(&path, DIR, KEY, None, &[], vec![fresh("a.json", 1, "s1"), fresh("b.json", 2, "s2")]).unwrap();
+            let mut bytes = std::fs::read(&path).unwrap();
+            for (at, b) in flips {
+                if let Some(x) = bytes.get_mut(at) {
+                    *x = b;
+                }
+            }
+            bytes.truncate(cut.max(8).min(bytes.len()));
+            if let Some(cache) = Cache::parse(bytes, DIR) {
+                let listed = names(&["a.json", "b.json"]);
+                for first in cache.index(&listed) {
+                    if first != u32::MAX {
+                        let _ = cache.lookup(first, fresh("a.json", 1, "").key);
+                    }
+                }
+            }
+        }
+    }
 }

@@ -488,7 +488,7 @@ pub(crate) struct Names {
 }
 
 impl Names {
-    fn push(&mut self, name: &str, kind: NameKind) {
+    pub(crate) fn push(&mut self, name: &str, kind: NameKind) {
         let start = self.text.len();
         self.text.push_str(name);
         // File names are short; a directory's listing stays far below 4 GiB.
