@@ -1532,11 +1532,31 @@ impl Registry {
         if !dir.exists() {
             return Ok(outcome);
         }
+        // Named by instance and session (a command inside `presence run`
+        // clearing its own record), wait for that record's lock first: `run`
+        // holds it from before its command starts until the record and its
+        // ledger entry are written, so the ledger read below sees them.
+        // Its own ledger entry is then all there is to read (a ledger can
+        // hold many lives); else, or when the session was named by its key,
+        // every entry is read.
+        let ledger = self.ledger(&dir);
+        let mut planned_entries = Vec::new();
+        if let (Some(s), Some(i)) = (session, instance) {
+            let file = store::file_name(i, s);
+            drop(
+                self.local
+                    .lock(dir.canonical().unwrap_or(dir.path()), &file)?,
+            );
+            planned_entries.extend(ledger.get(&file)?);
+        }
+        if planned_entries.is_empty() {
+            planned_entries = ledger.entries()?;
+        }
         let label = crate::record::label_of(&self.profile.label);
         let skew = self.profile.skew.as_secs_f64();
         // Only what the ledger says this device published: a record another
         // device wrote is never cleared, whatever device_id it claims.
-        for planned in self.ledger(&dir).entries()? {
+        for planned in planned_entries {
             if crate::record::label_of(&planned.label) != label
                 || instance.is_some_and(|i| planned.life.instance_id != i)
             {
