@@ -26,7 +26,7 @@
 //! copy for `list --all` and `expire`.
 use std::cmp::Ordering;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 
 use crate::liveness::{self, State};
@@ -117,8 +117,8 @@ pub(crate) struct Digest(u64);
 
 impl Digest {
     fn of(parts: [&str; 3], started: Option<f64>) -> Digest {
-        static KEY: OnceLock<std::collections::hash_map::RandomState> = OnceLock::new();
-        let mut h = KEY.get_or_init(Default::default).build_hasher();
+        let [k0, k1] = digest_key();
+        let mut h = siphasher::sip::SipHasher13::new_with_keys(k0, k1);
         for part in parts {
             h.write(crate::record::clip(part).as_bytes());
             // 0xff never occurs in UTF-8: the parts cannot run together.
@@ -129,6 +129,16 @@ impl Digest {
             None => h.write_u8(0),
         }
         Digest(h.finish())
+    }
+
+    /// A digest as stored (see `scan_cache.rs`).
+    pub(crate) fn from_raw(n: u64) -> Digest {
+        Digest(n)
+    }
+
+    /// The digest as stored.
+    pub(crate) fn raw(self) -> u64 {
+        self.0
     }
 
     /// The digest of a group key (see [`Record::group_key`]).
@@ -144,6 +154,36 @@ impl Digest {
             Some(started_at.unwrap_or(f64::NAN)),
         )
     }
+}
+
+static DIGEST_KEY: OnceLock<[u64; 2]> = OnceLock::new();
+
+/// The key of this process's digests: drawn at random on first use, unless
+/// a scan cache made earlier set its own first ([`use_digest_key`]).
+pub(crate) fn digest_key() -> [u64; 2] {
+    *DIGEST_KEY.get_or_init(|| {
+        let mut b = [0u8; 16];
+        if getrandom::fill(&mut b).is_err() {
+            // No randomness: a key from the clock and the pid still differs
+            // between runs and machines.
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            b[..8].copy_from_slice(&(t as u64).to_le_bytes());
+            b[8..].copy_from_slice(&u64::from(std::process::id()).to_le_bytes());
+        }
+        let (a, c) = b.split_at(8);
+        [
+            u64::from_le_bytes(a.try_into().unwrap_or_default()),
+            u64::from_le_bytes(c.try_into().unwrap_or_default()),
+        ]
+    })
+}
+
+/// Makes `key` this process's digest key if none is in use yet; whether
+/// `key` is the one in use.
+pub(crate) fn use_digest_key(key: [u64; 2]) -> bool {
+    *DIGEST_KEY.get_or_init(|| key) == key
 }
 
 /// Digests are random already: a map keyed by them need not hash again.

@@ -128,6 +128,7 @@ mod owner;
 mod record;
 mod redact;
 mod registry;
+mod scan_cache;
 mod store;
 mod text;
 mod watch;

@@ -19,6 +19,7 @@ use crate::local::{self, LocalDirs};
 use crate::owner;
 use crate::record::{Probe, Record};
 use crate::redact::{self, Redaction};
+use crate::scan_cache;
 use crate::store::{self, Entry, NameKind, Skipped};
 
 /// What a publish says about a session; everything else is stamped by the
@@ -912,19 +913,115 @@ impl Registry {
         let mut slots = Vec::new();
         let mut all_exist = true;
         let mut skipped = Vec::new();
-        let mut scans: Vec<(store::Names, Vec<Part>)> = Vec::with_capacity(dirs.len());
-        for (at, dir) in dirs.iter().enumerate() {
-            let (names, mut report) = dir.candidates()?;
+        // The files of each directory, and its scan cache if it has one and
+        // is large enough to gain from it (see scan_cache.rs).
+        let mut listed_names = Vec::with_capacity(dirs.len());
+        for dir in &dirs {
+            listed_names.push(dir.candidates()?);
+        }
+        let caching: Vec<Option<(PathBuf, (u64, u64))>> = dirs
+            .iter()
+            .zip(&listed_names)
+            .map(|(dir, (names, _))| {
+                let wanted = match std::env::var("PRESENCE_SCAN_CACHE").as_deref() {
+                    Ok("off") => false,
+                    Ok("on") => true,
+                    _ => names.len() >= scan_cache::CACHE_FROM,
+                };
+                let id = dir.identity().filter(|_| wanted)?;
+                let path = scan_cache::path_for(&self.local.state, dir.canonical()?);
+                Some((path, id))
+            })
+            .collect();
+        let caches: Vec<Option<scan_cache::Cache>> = caching
+            .iter()
+            .map(|c| {
+                let (path, id) = c.as_ref()?;
+                scan_cache::Cache::load(path, *id).filter(|c| dedupe::use_digest_key(c.key()))
+            })
+            .collect();
+        let key = dedupe::digest_key();
+        let settled = now - scan_cache::SETTLE_S;
+        let mut scans: Vec<(store::Names, Vec<Part<'_>>)> = Vec::with_capacity(dirs.len());
+        for (at, (dir, (names, mut report))) in dirs.iter().zip(listed_names).enumerate() {
+            let cache = caches.get(at).and_then(Option::as_ref);
+            let firsts = cache.map(|c| c.index(&names)).unwrap_or_default();
+            let cache_to = caching.get(at).and_then(Option::as_ref);
             let part = std::sync::atomic::AtomicU8::new(0);
             let init = || Part {
                 id: part.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
                 ..Part::default()
             };
-            let fold = |p: &mut Part, file: u32, raw: store::Raw<'_>| {
+            // A file the cache knows in this very version is judged from
+            // what the cache says, and read again only if it wins.
+            let known = knows(|p, file, stamp| {
+                let (Some(cache), Some(&first)) = (cache, firsts.get(file as usize)) else {
+                    return false;
+                };
+                if first == u32::MAX {
+                    return false;
+                }
+                let Some((i, f)) = cache.lookup(first, scan_cache::FileKey::of(&stamp)) else {
+                    return false;
+                };
+                p.hits.push(i as u32);
+                let ctime = stamp.ctime();
+                if let Some(updated) = f.updated {
+                    p.learned.learn(f.device, ctime, updated);
+                }
+                if !show.shows(f.label) {
+                    return true;
+                }
+                // Only whether `ended_at` is set counts for liveness.
+                let times = [f.updated, f.expires, f.ended.then_some(0.0)];
+                let clock = self.writer_clock(&clocks, f.device, now);
+                let state = liveness::state_of(times, ctime, now, clock);
+                let kept = if opts.include_expired || state == State::Live {
+                    p.hold(Held::Reread {
+                        stamp,
+                        started_at: f.started,
+                        session_id: f.session,
+                    })
+                } else {
+                    u32::MAX
+                };
+                p.slots.push(dedupe::Slot {
+                    group: f.group,
+                    life: f.life,
+                    updated: f.updated.unwrap_or(f64::NEG_INFINITY),
+                    seq: f.seq,
+                    file,
+                    kept,
+                    dir: at as u32,
+                    part: p.id,
+                    ended: f.ended,
+                    state,
+                });
+                true
+            });
+            let fold = |p: &mut Part<'_>, file: u32, raw: store::Raw<'_>| {
                 let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
                 // Every record teaches its writer's clock, whatever its label.
                 if let Some(updated) = probe.updated_at {
                     p.learned.learn(probe.device_id(), raw.ctime, updated);
+                }
+                let group = Digest::group(probe.group_key());
+                let life = Digest::life(probe.instance_id(), probe.session_id(), probe.started_at);
+                if cache_to.is_some() && raw.ctime < settled {
+                    p.fresh.push(scan_cache::Fresh {
+                        name_hash: scan_cache::name_hash(key, raw.file),
+                        key: scan_cache::FileKey::of(&raw.stamp),
+                        group,
+                        life,
+                        updated: probe.updated_at,
+                        expires: probe.expires_at,
+                        ended: probe.ended_at.is_some(),
+                        seq: probe.seq,
+                        started: probe.started_at,
+                        label: probe.profile().into(),
+                        device: probe.device_id().into(),
+                        session: crate::record::clip(probe.session_id()).into(),
+                    });
                 }
                 if !show.shows(probe.profile()) {
                     return Ok(());
@@ -938,8 +1035,8 @@ impl Registry {
                     u32::MAX
                 };
                 p.slots.push(dedupe::Slot {
-                    group: Digest::group(probe.group_key()),
-                    life: Digest::life(probe.instance_id(), probe.session_id(), probe.started_at),
+                    group,
+                    life,
                     updated: probe.updated_at.unwrap_or(f64::NEG_INFINITY),
                     seq: probe.seq,
                     file,
@@ -951,12 +1048,28 @@ impl Registry {
                 });
                 Ok(())
             };
-            let mut parts = dir.read_candidates(&names, &mut report, init, fold);
+            let mut parts = dir.read_candidates_known(&names, &mut report, init, known, fold);
             parts.sort_by_key(|p| p.id);
+            let mut fresh = Vec::new();
+            let mut hits = vec![false; cache.map_or(0, scan_cache::Cache::len)];
             for p in &mut parts {
                 learned.merge(&p.learned, now);
                 slots.append(&mut p.slots);
                 p.slots = Vec::new();
+                fresh.append(&mut p.fresh);
+                for &i in &p.hits {
+                    if let Some(h) = hits.get_mut(i as usize) {
+                        *h = true;
+                    }
+                }
+                p.hits = Vec::new();
+            }
+            // Written again when it learned something or lost an entry; a
+            // failure to write is not the listing's (it is made again).
+            if let Some((path, id)) = cache_to
+                && (cache.is_none() || !fresh.is_empty() || hits.iter().any(|h| !h))
+            {
+                let _ = scan_cache::save(path, *id, key, cache, &hits, fresh);
             }
             all_exist &= report.exists;
             skipped.extend(self.qualify(at, report.skipped));
@@ -982,24 +1095,45 @@ impl Registry {
             let Some((names, parts)) = scans.get(at) else {
                 continue;
             };
-            let Some((bytes, stamp)) = parts
+            let Some(held) = parts
                 .get(slot.part as usize)
-                .and_then(|p| p.kept(slot.kept))
+                .and_then(|p| p.held(slot.kept))
             else {
                 continue;
             };
-            let Ok(probe) = Probe::parse(bytes) else {
-                continue;
-            };
             let (file, kind) = names.get(slot.file as usize);
+            let (started_at, session_id, bytes, stamp) = match held {
+                Held::Bytes(start, len, stamp) => {
+                    let Some(bytes) = parts[slot.part as usize].bytes.get(start..start + len)
+                    else {
+                        continue;
+                    };
+                    let Ok(probe) = Probe::parse(bytes) else {
+                        continue;
+                    };
+                    (
+                        probe.started_at,
+                        probe.into_session_id(),
+                        Some(bytes),
+                        stamp,
+                    )
+                }
+                Held::Reread {
+                    stamp,
+                    started_at,
+                    session_id,
+                } => (started_at, session_id.into(), None, stamp),
+            };
             order.push(Listed {
-                started_at: probe.started_at,
-                session_id: probe.into_session_id(),
+                started_at,
+                session_id,
                 file,
                 kind,
                 at,
                 bytes,
                 stamp,
+                group: slot.group,
+                life: slot.life,
                 state: d.state,
             });
         }
@@ -1012,31 +1146,54 @@ impl Registry {
             .then(a.at.cmp(&b.at))
         });
         let make = |l: &Listed<'_>| {
-            let raw = store::Raw {
-                file: l.file,
-                kind: l.kind,
-                ctime: l.stamp.ctime(),
-                stamp: l.stamp,
-                bytes: l.bytes,
-            };
-            match raw.parse() {
-                Ok(entry) => {
-                    let mut row = self.row(entry, l.at, &owns[l.at], now, &clocks);
-                    row.mark_life(l.state);
-                    Ok(row)
+            let entry = match l.bytes {
+                Some(bytes) => store::Raw {
+                    file: l.file,
+                    kind: l.kind,
+                    ctime: l.stamp.ctime(),
+                    stamp: l.stamp,
+                    bytes,
                 }
-                Err(reason) => Err((
-                    l.at,
-                    store::Skipped {
-                        file: l.file.to_owned(),
-                        reason,
-                    },
-                )),
+                .parse(),
+                // Judged from the scan cache: read now.
+                None => match dirs[l.at].read_entry(l.file) {
+                    Ok(Some(e)) => Ok(e),
+                    Ok(None) => return None,
+                    Err(reason) => Err(reason),
+                },
+            };
+            let entry = match entry {
+                Ok(e) => e,
+                Err(reason) => {
+                    let file = l.file.to_owned();
+                    return Some(Err((l.at, store::Skipped { file, reason })));
+                }
+            };
+            let mut state = l.state;
+            if scan_cache::FileKey::of(&entry.stamp) != scan_cache::FileKey::of(&l.stamp) {
+                // Rewritten since it was judged (a refresh): listed as it is
+                // now if it is still a copy of that life and listable itself.
+                let clock = self.writer_clock(&clocks, &entry.record.device_id, now);
+                let (group, life, copy) =
+                    dedupe::describe::<()>(&entry.record, l.file, entry.ctime, now, clock);
+                if group != l.group
+                    || life != l.life
+                    || !(opts.include_expired || copy.state == State::Live)
+                {
+                    return None;
+                }
+                if copy.state != State::Live {
+                    state = copy.state;
+                }
             }
+            let mut row = self.row(entry, l.at, &owns[l.at], now, &clocks);
+            row.mark_life(state);
+            Some(Ok(row))
         };
         in_order(&order, make, |made| match made {
-            Ok(row) => each(row),
-            Err((at, s)) => {
+            None => true,
+            Some(Ok(row)) => each(row),
+            Some(Err((at, s))) => {
                 skipped.extend(self.qualify(at, vec![s]));
                 true
             }
@@ -1375,11 +1532,31 @@ impl Registry {
         if !dir.exists() {
             return Ok(outcome);
         }
+        // Named by instance and session (a command inside `presence run`
+        // clearing its own record), wait for that record's lock first: `run`
+        // holds it from before its command starts until the record and its
+        // ledger entry are written, so the ledger read below sees them.
+        // Its own ledger entry is then all there is to read (a ledger can
+        // hold many lives); else, or when the session was named by its key,
+        // every entry is read.
+        let ledger = self.ledger(&dir);
+        let mut planned_entries = Vec::new();
+        if let (Some(s), Some(i)) = (session, instance) {
+            let file = store::file_name(i, s);
+            drop(
+                self.local
+                    .lock(dir.canonical().unwrap_or(dir.path()), &file)?,
+            );
+            planned_entries.extend(ledger.get(&file)?);
+        }
+        if planned_entries.is_empty() {
+            planned_entries = ledger.entries()?;
+        }
         let label = crate::record::label_of(&self.profile.label);
         let skew = self.profile.skew.as_secs_f64();
         // Only what the ledger says this device published: a record another
         // device wrote is never cleared, whatever device_id it claims.
-        for planned in self.ledger(&dir).entries()? {
+        for planned in planned_entries {
             if crate::record::label_of(&planned.label) != label
                 || instance.is_some_and(|i| planned.life.instance_id != i)
             {
@@ -1447,30 +1624,57 @@ fn listing_order(a: (Option<f64>, &str, &str), b: (Option<f64>, &str, &str)) -> 
 }
 
 /// What one scan thread of a listing holds: the slots of the files it
-/// read, and the bytes of those that may be listed, in one buffer.
+/// read, and the bytes of those that may be listed, in one buffer; with a
+/// scan cache, what the cache knew and what it will learn.
 #[derive(Default)]
-struct Part {
+struct Part<'c> {
     id: u8,
     slots: Vec<dedupe::Slot>,
     bytes: Vec<u8>,
-    kept: Vec<(usize, usize, store::Stamp)>,
+    held: Vec<Held<'c>>,
     learned: Clocks,
+    /// The cache entries that were of use.
+    hits: Vec<u32>,
+    /// Files probed that the next cache keeps.
+    fresh: Vec<scan_cache::Fresh>,
 }
 
-impl Part {
-    /// Keeps a file's bytes; returns the handle for [`Part::kept`].
+/// What a listing holds of a file that may be listed.
+#[derive(Debug, Clone, Copy)]
+enum Held<'c> {
+    /// Its bytes, in its part's buffer (start, length), as read.
+    Bytes(usize, usize, store::Stamp),
+    /// Judged from the scan cache: read again if it wins.
+    Reread {
+        stamp: store::Stamp,
+        started_at: Option<f64>,
+        session_id: &'c str,
+    },
+}
+
+impl<'c> Part<'c> {
+    /// Keeps a file's bytes; returns the handle for [`Part::held`].
     fn keep(&mut self, bytes: &[u8], stamp: store::Stamp) -> u32 {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(bytes);
-        self.kept.push((start, bytes.len(), stamp));
-        u32::try_from(self.kept.len() - 1).unwrap_or(u32::MAX)
+        self.hold(Held::Bytes(start, bytes.len(), stamp))
     }
 
-    /// The bytes and stamp kept under `handle`.
-    fn kept(&self, handle: u32) -> Option<(&[u8], store::Stamp)> {
-        let &(start, len, stamp) = self.kept.get(handle as usize)?;
-        Some((self.bytes.get(start..start + len)?, stamp))
+    fn hold(&mut self, held: Held<'c>) -> u32 {
+        self.held.push(held);
+        u32::try_from(self.held.len() - 1).unwrap_or(u32::MAX)
     }
+
+    /// What is held under `handle`.
+    fn held(&self, handle: u32) -> Option<Held<'c>> {
+        self.held.get(handle as usize).copied()
+    }
+}
+
+/// Gives a listing's cache lookup its signature: it may hold what it found
+/// in the cache for as long as the cache lives (`'c`).
+fn knows<'c, F: Fn(&mut Part<'c>, u32, store::Stamp) -> bool>(f: F) -> F {
+    f
 }
 
 /// A group's winner, about to be listed.
@@ -1481,8 +1685,11 @@ struct Listed<'a> {
     kind: NameKind,
     /// Which of the profile's directories holds it.
     at: usize,
-    bytes: &'a [u8],
+    /// Its bytes; `None` when it was judged from the scan cache.
+    bytes: Option<&'a [u8]>,
     stamp: store::Stamp,
+    group: Digest,
+    life: Digest,
     state: State,
 }
 

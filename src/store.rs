@@ -274,6 +274,13 @@ impl Dir {
         self.canonical.then_some(self.path.as_path())
     }
 
+    /// The directory's device and inode, while it is open.
+    #[allow(clippy::unnecessary_cast)]
+    pub fn identity(&self) -> Option<(u64, u64)> {
+        let st = rustix::fs::fstat(&self.handle.as_ref()?.0).ok()?;
+        Some((st.st_dev as u64, st.st_ino as u64))
+    }
+
     /// Whether the directory exists.
     pub fn exists(&self) -> bool {
         self.handle.is_some()

@@ -416,6 +416,22 @@ impl Dir {
         init: impl Fn() -> S + Sync,
         fold: impl Fn(&mut S, u32, Raw<'_>) -> Result<(), SkipReason> + Sync,
     ) -> Vec<S> {
+        self.read_candidates_known(names, report, init, |_, _, _| false, fold)
+    }
+
+    /// [`Dir::read_candidates`] that first asks `known` about each file's
+    /// stamp (from an `fstatat` that does not follow symlinks): a file it
+    /// says it knows (returning `true`) is not read. Files that are not
+    /// regular are read, so that the read reports why they are skipped.
+    pub fn read_candidates_known<S: Send>(
+        &self,
+        names: &Names,
+        report: &mut ScanReport,
+        init: impl Fn() -> S + Sync,
+        known: impl Fn(&mut S, u32, Stamp) -> bool + Sync,
+        fold: impl Fn(&mut S, u32, Raw<'_>) -> Result<(), SkipReason> + Sync,
+    ) -> Vec<S> {
+        use rustix::fs::{AtFlags, FileType};
         let Some(handle) = &self.handle else {
             return Vec::new();
         };
@@ -425,6 +441,12 @@ impl Dir {
             |(state, skipped, buf): &mut (S, Vec<Skipped>, Vec<u8>), range| {
                 for i in range {
                     let (name, kind) = names.get(i);
+                    if let Ok(st) = rustix::fs::statat(&handle.0, name, AtFlags::SYMLINK_NOFOLLOW)
+                        && FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
+                        && known(state, i as u32, Stamp::of(&st))
+                    {
+                        continue;
+                    }
                     let outcome = match handle.read(name, buf) {
                         Ok(Some(stamp)) => {
                             let raw = Raw {
@@ -466,7 +488,7 @@ pub(crate) struct Names {
 }
 
 impl Names {
-    fn push(&mut self, name: &str, kind: NameKind) {
+    pub(crate) fn push(&mut self, name: &str, kind: NameKind) {
         let start = self.text.len();
         self.text.push_str(name);
         // File names are short; a directory's listing stays far below 4 GiB.

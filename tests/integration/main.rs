@@ -17,6 +17,7 @@ mod no_panic;
 mod open;
 mod patch;
 mod redact;
+mod scan_cache;
 mod setup;
 mod syncthing;
 mod table;

@@ -1,0 +1,189 @@
+//! The scan cache (PRESENCE_SCAN_CACHE=on forces it on small directories):
+//! a listing judged from the cache is the listing read from the files, and
+//! a file changed after it was cached is read again.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::harness::*;
+
+/// `list --json` rows as JSON values without the fields that move with the
+/// clock, and the `-v` report of skipped files.
+fn listing(dev: &Device, cache: &str, extra: &[&str]) -> (Vec<Value>, String) {
+    let mut args = vec!["-v", "list", "--json"];
+    args.extend_from_slice(extra);
+    let out = dev
+        .cmd()
+        .env("PRESENCE_SCAN_CACHE", cache)
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut rows: Vec<Value> = parse_json(&String::from_utf8_lossy(&out.stdout), "list");
+    for r in &mut rows {
+        let o = r.as_object_mut().unwrap();
+        for k in ["age_s", "claimed_age_s", "expires_in_s"] {
+            o.remove(k);
+        }
+    }
+    let mut skipped: Vec<String> = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.contains("skipped"))
+        .map(str::to_owned)
+        .collect();
+    skipped.sort();
+    (rows, skipped.join("\n"))
+}
+
+fn record(session: &str, t: f64, extra: Value) -> Value {
+    let mut r = json!({
+        "version": 1, "session_id": session, "instance_id": "peer-1",
+        "device_id": "0123456789abcdef0123456789abcdef", "host": "peer",
+        "profile": "default", "client": "terminal", "status": "working",
+        "title": format!("title of {session}"), "started_at": t - 100.0,
+        "updated_at": t, "expires_at": t + 3600.0, "seq": 1,
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        r[k] = v.clone();
+    }
+    r
+}
+
+/// A directory of every kind of file a listing meets, old enough to be cached.
+fn mixed(w: &World) -> Device {
+    let a = w.device("a");
+    a.publish("own", &["--title", "mine"]);
+    let dir = w.shared();
+    let t = now();
+    for i in 0..12 {
+        let s = format!("s{i}");
+        let extra = match i % 4 {
+            0 => json!({}),
+            1 => json!({"expires_at": t - 10.0, "updated_at": t - 100.0}),
+            2 => json!({"ended_at": t - 5.0}),
+            _ => json!({"endpoint": "ssh://peer/shared"}),
+        };
+        write_record(&dir, &format!("peer-1.{s}.json"), &record(&s, t, extra));
+    }
+    // A conflict copy, an older successor, a tombstone of a life elsewhere.
+    write_record(
+        &dir,
+        "peer-1.s0.sync-conflict-20261201-101010-ABCDEFG.json",
+        &record("s0", t - 1.0, json!({"title": "older copy"})),
+    );
+    write_record(
+        &dir,
+        "peer-1.s3b.json",
+        &record("s3b", t - 50.0, json!({"endpoint": "ssh://peer/shared"})),
+    );
+    write_record(
+        &dir,
+        "peer-1.s4-moved.json",
+        &record(
+            "s4",
+            t,
+            json!({"endpoint": "ssh://elsewhere/x", "ended_at": t - 1.0}),
+        ),
+    );
+    std::fs::write(dir.join("broken.json"), "{\"session_id\": ").unwrap();
+    std::fs::write(dir.join("noid.json"), "{\"title\": \"no id\"}").unwrap();
+    a
+}
+
+#[test]
+fn a_listing_judged_from_the_cache_equals_one_read_from_the_files() {
+    let w = World::new();
+    let a = mixed(&w);
+    // Files that changed in the last 2 s are never cached.
+    std::thread::sleep(Duration::from_millis(2300));
+    let want = listing(&a, "off", &[]);
+    assert!(want.0.len() >= 6, "{:?}", want.0);
+    assert!(want.1.contains("broken.json") && want.1.contains("noid.json"));
+    let cache_dir = a.root.join("home/.local/state/presence/scan-cache");
+    assert!(!cache_dir.exists(), "off writes no cache");
+    // The first run writes the cache, the second is judged from it.
+    assert_eq!(listing(&a, "on", &[]), want);
+    let caches: Vec<_> = std::fs::read_dir(&cache_dir).unwrap().collect();
+    assert_eq!(caches.len(), 1);
+    assert_eq!(listing(&a, "on", &[]), want);
+    for extra in [&["--include-expired"][..], &["--all-profiles"]] {
+        assert_eq!(listing(&a, "on", extra), listing(&a, "off", extra));
+    }
+    // A cache that is garbage is ignored (and rewritten).
+    let path = caches[0].as_ref().unwrap().path();
+    std::fs::write(&path, b"PRSCAN\0\x01garbage").unwrap();
+    assert_eq!(listing(&a, "on", &[]), want);
+    assert!(std::fs::metadata(&path).unwrap().len() > 100);
+}
+
+#[test]
+fn a_file_changed_after_it_was_cached_is_read_again() {
+    let w = World::new();
+    let a = mixed(&w);
+    let dir = w.shared();
+    std::thread::sleep(Duration::from_millis(2300));
+    let before = listing(&a, "on", &[]);
+    assert_eq!(listing(&a, "on", &[]), before);
+    let t = now();
+    // The same size, another title: only the ctime tells.
+    let s0 = std::fs::read_to_string(dir.join("peer-1.s0.json")).unwrap();
+    std::fs::write(
+        dir.join("peer-1.s0.json"),
+        s0.replace("title of s0", "TITLE OF S0"),
+    )
+    .unwrap();
+    // An expired session made live again in a file of the same size.
+    let s1 = std::fs::read_to_string(dir.join("peer-1.s1.json")).unwrap();
+    let v: Value = serde_json::from_str(&s1).unwrap();
+    let old = v["expires_at"].as_f64().unwrap();
+    let (int, frac) = (
+        old.trunc() as u64,
+        format!("{old}").split('.').nth(1).unwrap_or("").to_owned(),
+    );
+    let was = if frac.is_empty() {
+        int.to_string()
+    } else {
+        format!("{int}.{frac}")
+    };
+    let now_ = if frac.is_empty() {
+        (int + 3610).to_string()
+    } else {
+        format!("{}.{frac}", int + 3610)
+    };
+    assert_eq!(was.len(), now_.len());
+    assert!(s1.contains(&was), "{s1} {was}");
+    std::fs::write(dir.join("peer-1.s1.json"), s1.replace(&was, &now_)).unwrap();
+    // A live session ended; another removed; a new one.
+    write_record(
+        &dir,
+        "peer-1.s8.json",
+        &record("s8", t, json!({"ended_at": t})),
+    );
+    std::fs::remove_file(dir.join("peer-1.s11.json")).unwrap();
+    write_record(&dir, "peer-1.new.json", &record("new", t, json!({})));
+    // Arrivals 2 s apart teach the writer's clock: a first listing learns
+    // it, so that the two compared below judge alike.
+    let _ = listing(&a, "off", &[]);
+    let after = listing(&a, "on", &[]);
+    assert_eq!(after, listing(&a, "off", &[]));
+    let titles: Vec<&str> = after.0.iter().filter_map(|r| r["title"].as_str()).collect();
+    assert!(titles.contains(&"TITLE OF S0"), "{titles:?}");
+    let ids: Vec<&str> = after
+        .0
+        .iter()
+        .filter_map(|r| r["session_id"].as_str())
+        .collect();
+    assert!(
+        ids.contains(&"new") && !ids.contains(&"s8") && !ids.contains(&"s11"),
+        "{ids:?}"
+    );
+    // And once they have settled, from the cache again.
+    std::thread::sleep(Duration::from_millis(2300));
+    let _ = listing(&a, "on", &[]);
+    assert_eq!(listing(&a, "on", &[]), listing(&a, "off", &[]));
+}
