@@ -47,7 +47,7 @@ pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 /// Shortest `watch --poll` interval.
 pub const MIN_POLL: Duration = Duration::from_millis(100);
 /// `watch`: how long the folder must be quiet before a batch is read.
-pub const WATCH_QUIET: Duration = Duration::from_millis(10);
+pub const WATCH_QUIET: Duration = Duration::from_millis(2);
 /// `watch`: the longest a change waits for the folder to go quiet.
 pub const WATCH_MAX_DELAY: Duration = Duration::from_millis(100);
 /// `watch`: the full safety rescan, in case a notification was lost.

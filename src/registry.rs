@@ -919,27 +919,8 @@ impl Registry {
         for dir in &dirs {
             listed_names.push(dir.candidates()?);
         }
-        let caching: Vec<Option<(PathBuf, (u64, u64))>> = dirs
-            .iter()
-            .zip(&listed_names)
-            .map(|(dir, (names, _))| {
-                let wanted = match std::env::var("PRESENCE_SCAN_CACHE").as_deref() {
-                    Ok("off") => false,
-                    Ok("on") => true,
-                    _ => names.len() >= scan_cache::CACHE_FROM,
-                };
-                let id = dir.identity().filter(|_| wanted)?;
-                let path = scan_cache::path_for(&self.local.state, dir.canonical()?);
-                Some((path, id))
-            })
-            .collect();
-        let caches: Vec<Option<scan_cache::Cache>> = caching
-            .iter()
-            .map(|c| {
-                let (path, id) = c.as_ref()?;
-                scan_cache::Cache::load(path, *id).filter(|c| dedupe::use_digest_key(c.key()))
-            })
-            .collect();
+        let counts: Vec<usize> = listed_names.iter().map(|(n, _)| n.len()).collect();
+        let (caching, caches) = self.scan_caches(&dirs, &counts);
         let key = dedupe::digest_key();
         let settled = now - scan_cache::SETTLE_S;
         let mut scans: Vec<(store::Names, Vec<Part<'_>>)> = Vec::with_capacity(dirs.len());
@@ -1021,6 +1002,7 @@ impl Registry {
                         label: probe.profile().into(),
                         device: probe.device_id().into(),
                         session: crate::record::clip(probe.session_id()).into(),
+                        session_key: crate::record::clip(probe.session_key()).into(),
                     });
                 }
                 if !show.shows(probe.profile()) {
@@ -1199,6 +1181,42 @@ impl Registry {
             }
         });
         Ok((all_exist, skipped))
+    }
+
+    /// For each of `dirs` (holding `counts` record files): where its scan
+    /// cache lives and the directory's identity, if it is to have one, and
+    /// the cache as read, if it can be used (see scan_cache.rs).
+    #[allow(clippy::type_complexity)]
+    fn scan_caches(
+        &self,
+        dirs: &[store::Dir],
+        counts: &[usize],
+    ) -> (
+        Vec<Option<(PathBuf, (u64, u64))>>,
+        Vec<Option<scan_cache::Cache>>,
+    ) {
+        let caching: Vec<Option<(PathBuf, (u64, u64))>> = dirs
+            .iter()
+            .zip(counts)
+            .map(|(dir, &count)| {
+                let wanted = match std::env::var("PRESENCE_SCAN_CACHE").as_deref() {
+                    Ok("off") => false,
+                    Ok("on") => true,
+                    _ => count >= scan_cache::CACHE_FROM,
+                };
+                let id = dir.identity().filter(|_| wanted)?;
+                let path = scan_cache::path_for(&self.local.state, dir.canonical()?);
+                Some((path, id))
+            })
+            .collect();
+        let caches = caching
+            .iter()
+            .map(|c| {
+                let (path, id) = c.as_ref()?;
+                scan_cache::Cache::load(path, *id).filter(|c| dedupe::use_digest_key(c.key()))
+            })
+            .collect();
+        (caching, caches)
     }
 
     /// `list --all`: every record, each group's losers after its winner.
@@ -1408,12 +1426,54 @@ impl Registry {
         // reads them.
         let mut learned = Clocks::default();
         let mut slots = Vec::new();
+        let mut listed_names = Vec::with_capacity(dirs.len());
+        for dir in &dirs {
+            listed_names.push(dir.candidates()?);
+        }
+        let counts: Vec<usize> = listed_names.iter().map(|(n, _)| n.len()).collect();
+        // The scan cache, read but not written: `list` keeps it.
+        let (_, caches) = self.scan_caches(&dirs, &counts);
         let mut scans = Vec::with_capacity(dirs.len());
-        for (at, dir) in dirs.iter().enumerate() {
-            let (names, mut report) = dir.candidates()?;
-            let fold = |(slots, learned): &mut (Vec<dedupe::Slot>, Clocks),
-                        file: u32,
-                        raw: store::Raw<'_>| {
+        for (at, (dir, (names, mut report))) in dirs.iter().zip(listed_names).enumerate() {
+            let cache = caches.get(at).and_then(Option::as_ref);
+            let firsts = cache.map(|c| c.index(&names)).unwrap_or_default();
+            type Acc = (Vec<dedupe::Slot>, Clocks);
+            let slot = |group, life, file, matched: bool| dedupe::Slot {
+                group,
+                life,
+                updated: 0.0,
+                seq: 0,
+                file,
+                kept: u32::from(matched),
+                dir: at as u32,
+                part: 0,
+                ended: false,
+                state: State::Live,
+            };
+            let known = |(slots, learned): &mut Acc, file: u32, stamp: store::Stamp| {
+                let (Some(cache), Some(&first)) = (cache, firsts.get(file as usize)) else {
+                    return false;
+                };
+                if first == u32::MAX {
+                    return false;
+                }
+                let Some((_, f)) = cache.lookup(first, scan_cache::FileKey::of(&stamp)) else {
+                    return false;
+                };
+                if let Some(updated) = f.updated {
+                    learned.learn(f.device, stamp.ctime(), updated);
+                }
+                if show.shows(f.label) {
+                    slots.push(slot(
+                        f.group,
+                        f.life,
+                        file,
+                        f.session == id || f.session_key == id,
+                    ));
+                }
+                true
+            };
+            let fold = |(slots, learned): &mut Acc, file: u32, raw: store::Raw<'_>| {
                 let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
                 if let Some(updated) = probe.updated_at {
                     learned.learn(probe.device_id(), raw.ctime, updated);
@@ -1423,22 +1483,17 @@ impl Registry {
                 }
                 let matched = crate::record::clip(probe.session_id()) == id
                     || crate::record::clip(probe.session_key()) == id;
-                slots.push(dedupe::Slot {
-                    group: Digest::group(probe.group_key()),
-                    life: Digest::life(probe.instance_id(), probe.session_id(), probe.started_at),
-                    updated: 0.0,
-                    seq: 0,
+                slots.push(slot(
+                    Digest::group(probe.group_key()),
+                    Digest::life(probe.instance_id(), probe.session_id(), probe.started_at),
                     file,
-                    kept: u32::from(matched),
-                    dir: at as u32,
-                    part: 0,
-                    ended: false,
-                    state: State::Live,
-                });
+                    matched,
+                ));
                 Ok(())
             };
-            for (part, samples) in dir.read_candidates(&names, &mut report, Default::default, fold)
-            {
+            let parts =
+                dir.read_candidates_known(&names, &mut report, Default::default, known, fold);
+            for (part, samples) in parts {
                 learned.merge(&samples, now);
                 slots.extend(part);
             }

@@ -35,9 +35,9 @@ pub(crate) const CACHE_FROM: usize = 1000;
 /// Larger cache files are ignored (about 600 000 files).
 const MAX_BYTES: u64 = 64 << 20;
 
-const MAGIC: &[u8; 8] = b"PRSCAN\x00\x01";
+const MAGIC: &[u8; 8] = b"PRSCAN\x00\x02";
 const HEADER: usize = 8 + 16 + 16 + 4 + 4 + 4;
-const ENTRY: usize = 96;
+const ENTRY: usize = 100;
 
 /// The name of `dir`'s cache file under `state`.
 pub(crate) fn path_for(state: &Path, dir: &Path) -> PathBuf {
@@ -77,6 +77,8 @@ pub(crate) struct Facts<'a> {
     pub device: &'a str,
     /// The session id as the listing order compares it (clipped).
     pub session: &'a str,
+    /// The session key as `show` matches it (clipped; the id when none).
+    pub session_key: &'a str,
 }
 
 /// A cache as read from disk: its bytes, looked into in place.
@@ -224,6 +226,7 @@ impl Cache {
             label: self.string(u32_at(b, at + 84)?)?,
             device: self.string(u32_at(b, at + 88)?)?,
             session: self.string(u32_at(b, at + 92)?)?,
+            session_key: self.string(u32_at(b, at + 96)?)?,
         })
     }
 
@@ -260,6 +263,7 @@ pub(crate) struct Fresh {
     pub label: Box<str>,
     pub device: Box<str>,
     pub session: Box<str>,
+    pub session_key: Box<str>,
 }
 
 /// The offset of `s` in the string area, added if new.
@@ -314,6 +318,7 @@ pub(crate) fn save(
                 label: &f.label,
                 device: &f.device,
                 session: &f.session,
+                session_key: &f.session_key,
             },
         ));
     }
@@ -325,10 +330,11 @@ pub(crate) fn save(
     let mut count = 0u32;
     let none = f64::NAN.to_bits();
     for (h, key, f) in &rows {
-        let (Some(label), Some(device), Some(session)) = (
+        let (Some(label), Some(device), Some(session), Some(session_key)) = (
             intern(&mut at, &mut strings, f.label),
             intern(&mut at, &mut strings, f.device),
             intern(&mut at, &mut strings, f.session),
+            intern(&mut at, &mut strings, f.session_key),
         ) else {
             continue;
         };
@@ -346,7 +352,7 @@ pub(crate) fn save(
         ] {
             body.extend_from_slice(&n.to_le_bytes());
         }
-        for n in [u32::from(f.ended), label, device, session] {
+        for n in [u32::from(f.ended), label, device, session, session_key] {
             body.extend_from_slice(&n.to_le_bytes());
         }
         count += 1;
@@ -399,6 +405,7 @@ mod tests {
             label: "default".into(),
             device: "dev".into(),
             session: session.into(),
+            session_key: format!("key-{session}").into(),
         }
     }
 
@@ -427,6 +434,7 @@ mod tests {
         assert_eq!(firsts[1], u32::MAX);
         let (_, f) = cache.lookup(firsts[2], fresh("a.json", 1, "").key).unwrap();
         assert_eq!((f.session, f.label, f.device), ("s1", "default", "dev"));
+        assert_eq!(f.session_key, "key-s1");
         assert_eq!(
             (f.updated, f.expires, f.started),
             (Some(10.0), None, Some(1.5))

@@ -259,6 +259,49 @@ fn stream_json(
     Ok(Exit::Ok)
 }
 
+/// The table in the library's order: each row is cut to its cells as it
+/// comes, so memory holds the cells, not the rows.
+fn stream_table(
+    ctx: &Ctx,
+    registry: &Registry,
+    args: &ListArgs,
+    opts: ListOptions,
+) -> anyhow::Result<Exit> {
+    let style = args.style();
+    let mut lines = Vec::new();
+    let mut redacted = Vec::new();
+    let (dir_exists, skipped) = registry
+        .list_each(opts, presence::unix_now(), |row| {
+            if args.keeps(&row) {
+                if !row.redactions.is_empty() {
+                    redacted.push(row.clone());
+                }
+                lines.push(output::TableLine::of(&row, style.now));
+            }
+            true
+        })
+        .with_context(|| format!("cannot list {}", registry.profile().dir.display()))?;
+    report(ctx, registry, dir_exists, &skipped);
+    for row in &redacted {
+        warn_redacted(ctx, registry, row);
+    }
+    let mut out = std::io::stdout().lock();
+    if lines.is_empty() {
+        if !ctx.global.quiet {
+            let msg = format!(
+                "no live sessions in profile '{}' ({})",
+                registry.profile().name,
+                registry.profile().dir.display()
+            );
+            eprintln!("{}", super::safe(&msg));
+        }
+    } else {
+        output::table_lines(&mut out, &lines, style)?;
+    }
+    out.flush()?;
+    Ok(Exit::Ok)
+}
+
 /// `list --count`: rows are counted as they come, never held.
 fn stream_count(
     ctx: &Ctx,
@@ -298,6 +341,9 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<Exit> {
     }
     if args.count && !args.all && !args.json && template.is_none() {
         return stream_count(ctx, &registry, &args, opts);
+    }
+    if !args.count && !args.all && !args.json && template.is_none() && args.library_order() {
+        return stream_table(ctx, &registry, &args, opts);
     }
     let mut listing = registry
         .list(opts, presence::unix_now())

@@ -198,10 +198,13 @@ fn fit(s: &str, width: usize) -> String {
 
 /// Visible columns and their widths for `rows` within `max` terminal columns
 /// (None: no limit), given way as [`GIVE_WAY`] says.
-fn layout(rows: &[[String; 9]], max: Option<usize>) -> Vec<(usize, usize)> {
+fn layout<R: std::borrow::Borrow<[String; 9]>>(
+    rows: &[R],
+    max: Option<usize>,
+) -> Vec<(usize, usize)> {
     let mut w = HEADERS.map(|h| h.width());
     for r in rows {
-        for (i, c) in r.iter().enumerate() {
+        for (i, c) in r.borrow().iter().enumerate() {
             w[i] = w[i].max(c.width());
         }
     }
@@ -249,7 +252,40 @@ pub struct TableStyle {
 
 /// Writes the table.
 pub fn table(out: &mut impl Write, rows: &[Row], style: TableStyle) -> io::Result<()> {
-    let texts: Vec<[String; 9]> = rows.iter().map(|r| cells(r, style.now)).collect();
+    let lines: Vec<TableLine> = rows.iter().map(|r| TableLine::of(r, style.now)).collect();
+    table_lines(out, &lines, style)
+}
+
+/// What the table shows of one row: its cells and its colour. A listing
+/// that streams its rows keeps only these, not the rows.
+pub struct TableLine {
+    cells: [String; 9],
+    color: &'static str,
+}
+
+impl TableLine {
+    /// The line of `row` at `now`.
+    pub fn of(row: &Row, now: f64) -> TableLine {
+        let color = if !row.live {
+            "\x1b[2m"
+        } else {
+            match row.record.status.as_str() {
+                "working" | "busy" | "running" => "\x1b[32m",
+                "waiting" | "blocked" => "\x1b[33m",
+                "error" | "failed" => "\x1b[31m",
+                _ => "",
+            }
+        };
+        TableLine {
+            cells: cells(row, now),
+            color,
+        }
+    }
+}
+
+/// [`table`] of lines made with [`TableLine::of`].
+pub fn table_lines(out: &mut impl Write, lines: &[TableLine], style: TableStyle) -> io::Result<()> {
+    let texts: Vec<&[String; 9]> = lines.iter().map(|l| &l.cells).collect();
     let cols = layout(&texts, style.width);
     let line = |cells: &[String; 9]| -> String {
         let mut s = String::new();
@@ -270,24 +306,12 @@ pub fn table(out: &mut impl Write, rows: &[Row], style: TableStyle) -> io::Resul
             writeln!(out, "{header}")?;
         }
     }
-    for (row, text) in rows.iter().zip(&texts) {
-        let l = line(text);
-        let color = if !style.color {
-            ""
-        } else if !row.live {
-            "\x1b[2m"
+    for l in lines {
+        let text = line(&l.cells);
+        if !style.color || l.color.is_empty() {
+            writeln!(out, "{text}")?;
         } else {
-            match row.record.status.as_str() {
-                "working" | "busy" | "running" => "\x1b[32m",
-                "waiting" | "blocked" => "\x1b[33m",
-                "error" | "failed" => "\x1b[31m",
-                _ => "",
-            }
-        };
-        if color.is_empty() {
-            writeln!(out, "{l}")?;
-        } else {
-            writeln!(out, "{color}{l}\x1b[0m")?;
+            writeln!(out, "{}{text}\x1b[0m", l.color)?;
         }
     }
     Ok(())

@@ -114,6 +114,29 @@ fn a_listing_judged_from_the_cache_equals_one_read_from_the_files() {
     for extra in [&["--include-expired"][..], &["--all-profiles"]] {
         assert_eq!(listing(&a, "on", extra), listing(&a, "off", extra));
     }
+    // `show` reads the cache too, and finds what it finds without it.
+    for id in ["s0", "s1", "s2", "s3", "s4", "own", "nosuch"] {
+        let show = |cache: &str| {
+            let out = a
+                .cmd()
+                .env("PRESENCE_SCAN_CACHE", cache)
+                .args(["show", "--json", id])
+                .output()
+                .unwrap();
+            let mut v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+            if let Some(o) = v.as_object_mut() {
+                for k in ["age_s", "claimed_age_s", "expires_in_s"] {
+                    o.remove(k);
+                }
+            }
+            (
+                out.status.code(),
+                v,
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        };
+        assert_eq!(show("on"), show("off"), "show {id}");
+    }
     // A cache that is garbage is ignored (and rewritten).
     let path = caches[0].as_ref().unwrap().path();
     std::fs::write(&path, b"PRSCAN\0\x01garbage").unwrap();
