@@ -910,7 +910,6 @@ impl Registry {
         // the slots of all of them into the one decision, each slot carrying
         // its directory's index.
         let mut learned = Clocks::default();
-        let mut slots = Vec::new();
         let mut all_exist = true;
         let mut skipped = Vec::new();
         // The files of each directory, and its scan cache if it has one and
@@ -921,6 +920,10 @@ impl Registry {
         }
         let counts: Vec<usize> = listed_names.iter().map(|(n, _)| n.len()).collect();
         let (caching, caches) = self.scan_caches(&dirs, &counts);
+        // Every thread hands its slots over in small batches to one vector
+        // made once at the size of the directories: no thread's vector
+        // grows to its share, and none is copied when they are joined.
+        let shared = std::sync::Mutex::new(Vec::with_capacity(counts.iter().sum()));
         let key = dedupe::digest_key();
         let settled = now - scan_cache::SETTLE_S;
         let mut scans: Vec<(store::Names, Vec<Part<'_>>)> = Vec::with_capacity(dirs.len());
@@ -966,18 +969,21 @@ impl Registry {
                 } else {
                     u32::MAX
                 };
-                p.slots.push(dedupe::Slot {
-                    group: f.group,
-                    life: f.life,
-                    updated: f.updated.unwrap_or(f64::NEG_INFINITY),
-                    seq: f.seq,
-                    file,
-                    kept,
-                    dir: at as u32,
-                    part: p.id,
-                    ended: f.ended,
-                    state,
-                });
+                p.push(
+                    &shared,
+                    dedupe::Slot {
+                        group: f.group,
+                        life: f.life,
+                        updated: f.updated.unwrap_or(f64::NEG_INFINITY),
+                        seq: f.seq,
+                        file,
+                        kept,
+                        dir: at as u32,
+                        part: p.id,
+                        ended: f.ended,
+                        state,
+                    },
+                );
                 true
             });
             let fold = |p: &mut Part<'_>, file: u32, raw: store::Raw<'_>| {
@@ -1016,18 +1022,21 @@ impl Registry {
                 } else {
                     u32::MAX
                 };
-                p.slots.push(dedupe::Slot {
-                    group,
-                    life,
-                    updated: probe.updated_at.unwrap_or(f64::NEG_INFINITY),
-                    seq: probe.seq,
-                    file,
-                    kept,
-                    dir: at as u32,
-                    part: p.id,
-                    ended: probe.ended_at.is_some(),
-                    state,
-                });
+                p.push(
+                    &shared,
+                    dedupe::Slot {
+                        group,
+                        life,
+                        updated: probe.updated_at.unwrap_or(f64::NEG_INFINITY),
+                        seq: probe.seq,
+                        file,
+                        kept,
+                        dir: at as u32,
+                        part: p.id,
+                        ended: probe.ended_at.is_some(),
+                        state,
+                    },
+                );
                 Ok(())
             };
             let mut parts = dir.read_candidates_known(&names, &mut report, init, known, fold);
@@ -1036,8 +1045,7 @@ impl Registry {
             let mut hits = vec![false; cache.map_or(0, scan_cache::Cache::len)];
             for p in &mut parts {
                 learned.merge(&p.learned, now);
-                slots.append(&mut p.slots);
-                p.slots = Vec::new();
+                p.flush(&shared);
                 fresh.append(&mut p.fresh);
                 for &i in &p.hits {
                     if let Some(h) = hits.get_mut(i as usize) {
@@ -1057,6 +1065,7 @@ impl Registry {
             skipped.extend(self.qualify(at, report.skipped));
             scans.push((names, parts));
         }
+        let mut slots = shared.into_inner().unwrap_or_else(|e| e.into_inner());
         self.remember_clocks(&clocks, &learned, now);
         let name_of = |s: &dedupe::Slot| {
             scans
@@ -1707,7 +1716,27 @@ enum Held<'c> {
     },
 }
 
+/// How many slots a scan thread gathers before it hands them over.
+const SLOT_BATCH: usize = 256;
+
 impl<'c> Part<'c> {
+    /// Adds a slot, handing the gathered ones over to `shared` in batches.
+    fn push(&mut self, shared: &std::sync::Mutex<Vec<dedupe::Slot>>, slot: dedupe::Slot) {
+        if self.slots.capacity() == 0 {
+            self.slots.reserve_exact(SLOT_BATCH);
+        }
+        self.slots.push(slot);
+        if self.slots.len() >= SLOT_BATCH {
+            self.flush(shared);
+        }
+    }
+
+    /// Hands the gathered slots over to `shared`.
+    fn flush(&mut self, shared: &std::sync::Mutex<Vec<dedupe::Slot>>) {
+        let mut all = shared.lock().unwrap_or_else(|e| e.into_inner());
+        all.append(&mut self.slots);
+    }
+
     /// Keeps a file's bytes; returns the handle for [`Part::held`].
     fn keep(&mut self, bytes: &[u8], stamp: store::Stamp) -> u32 {
         let start = self.bytes.len();
