@@ -414,6 +414,16 @@ fn wait_for(
     }
 }
 
+/// A child process killed when this goes out of scope, on a panic too.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 struct WatchFigures {
     /// Start to the `ready` line.
     startup: Duration,
@@ -429,13 +439,14 @@ struct WatchFigures {
 /// read syscalls from before the write to 100 ms after the line.
 fn watch(env: &Env, changes: usize, tag: &str) -> WatchFigures {
     let t0 = Instant::now();
-    let mut child = env
-        .presence(&["watch", "--json"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start presence watch --json");
-    let pid = child.id();
-    let rx = lines(&mut child);
+    let mut child = KillOnDrop(
+        env.presence(&["watch", "--json"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start presence watch --json"),
+    );
+    let pid = child.0.id();
+    let rx = lines(&mut child.0);
     let ready = wait_for(&rx, "watch --json ready", |v| v["event"] == "ready");
     let startup = ready - t0;
     // Let anything the start-up set off die down.
@@ -463,8 +474,7 @@ fn watch(env: &Env, changes: usize, tag: &str) -> WatchFigures {
         std::thread::sleep(Duration::from_millis(100));
         reads.push(syscr(pid) - r0);
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
     WatchFigures {
         startup,
         reads,
