@@ -239,10 +239,15 @@ fn generate(dir: &Path, n: usize) {
     let mut i = 0;
     while i < n {
         let kind = i % 10;
-        let device = &devices[i % devices.len()];
+        // Each device writes records of every kind: were a device's records
+        // all expired ones, presence would learn its clock as hours behind
+        // (they all arrive now) and show them live.
+        let device = &devices[(i / 10) % devices.len()];
         if kind == 9 && i >= 9 {
-            // A copy of record i-9 (same session), older: a conflict copy or,
-            // every other time, a successor on the same endpoint.
+            // A copy of record i-9 (same session), older, from another
+            // device: a conflict copy or, every other time, a successor on
+            // the same endpoint.
+            let device = &devices[(i / 10 + 1) % devices.len()];
             let (base, body) = record(i - 9, t - 5.0, device, (i - 9) % 10);
             let name = if i % 20 == 9 {
                 base.replace(".json", ".sync-conflict-20261130-101112-ABCDEFG.json")
@@ -570,6 +575,17 @@ fn main() {
             println!("{}", floor(Path::new(dir), threads));
             return;
         }
+        Some("--generate") => {
+            // The data set alone, to look into a figure by hand.
+            let dir = args.get(2).expect("--generate DIR N");
+            let n = args
+                .get(3)
+                .and_then(|n| n.parse().ok())
+                .expect("--generate DIR N");
+            std::fs::create_dir_all(dir).unwrap();
+            generate(Path::new(dir), n);
+            return;
+        }
         Some("--rusage") => {
             rusage_main(args.get(2).expect("--rusage PROGRAM ARGS..."), &args[3..]);
             return;
@@ -634,6 +650,11 @@ fn main() {
             jobs.len() - 2
         });
         time(runs, &mut jobs);
+        assert_eq!(
+            live_count(&env),
+            live,
+            "the live set changed while {n} records were timed"
+        );
         let m: Vec<Duration> = jobs.iter().map(Job::median).collect();
         let before_t = i_before.map(|i| m[i]);
         let expire = i_maintenance.map(|i| m[i]);
