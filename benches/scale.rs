@@ -560,6 +560,36 @@ fn per_size(
     }
 }
 
+/// `(busy, total)` clock ticks of all CPUs since boot, from `/proc/stat`.
+fn machine_ticks() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let f: Vec<u64> = stat
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal (guest time is in user).
+    let total: u64 = f.iter().take(8).sum();
+    let idle = f.get(3).copied().unwrap_or(0) + f.get(4).copied().unwrap_or(0);
+    (total - idle, total)
+}
+
+/// Clock ticks of CPU used by this process and the children it waited for.
+fn own_ticks() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let Some(end) = stat.rfind(')') else { return 0 };
+    // utime, stime, cutime, cstime: fields 14 to 17 of the whole line.
+    stat[end + 2..]
+        .split_whitespace()
+        .skip(11)
+        .take(4)
+        .filter_map(|x| x.parse::<u64>().ok())
+        .sum()
+}
+
 fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
@@ -613,6 +643,7 @@ fn main() {
         &[1_000, 10_000, 100_000]
     };
     let load_start = load();
+    let (machine0, own0) = (machine_ticks(), own_ticks());
     let true_rss = Env::new(tmp.path().join("true"))
         .rusage(&me, Path::new("/bin/true"), &[])
         .0;
@@ -814,17 +845,18 @@ fn main() {
         if quick { "--quick" } else { "full" },
         load()
     );
-    let busy = |l: &str| {
-        l.split_whitespace()
-            .next()
-            .and_then(|x| x.parse::<f64>().ok())
-            .is_some_and(|x| x > threads as f64 * 0.5)
-    };
-    if busy(&load_start) || busy(&load()) {
-        println!(
-            "**the machine was busy (1-minute load average above half its cores): expect noise; compare only figures of the same run**"
-        );
-    }
+    // The CPU that other processes used during the run, in cores.
+    let (machine1, own1) = (machine_ticks(), own_ticks());
+    let elapsed = (machine1.1 - machine0.1) as f64 / threads as f64;
+    let others = (machine1.0 - machine0.0).saturating_sub(own1 - own0) as f64 / elapsed.max(1.0);
+    println!(
+        "other processes (kernel threads included) used {others:.2} cores on average during the run{}",
+        if others > 0.25 {
+            ": **a busy machine; expect noise, and compare only figures of the same run**"
+        } else {
+            ""
+        }
+    );
     println!(
         "medians of 11 runs (5 at 100k; the Python lister 3), each after a warm-up, floors and presence interleaved in the same rounds"
     );
