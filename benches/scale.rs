@@ -799,7 +799,7 @@ fn main() {
             shell("upd", status(k4))
         }),
     ];
-    time(21, &mut jobs);
+    time(51, &mut jobs);
     let [t_pub, t_sh, t_upd, t_sh_upd] = [0, 1, 2, 3].map(|i| jobs[i].median());
     drop(jobs);
 
