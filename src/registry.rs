@@ -1039,6 +1039,7 @@ impl Registry {
                 );
                 Ok(())
             };
+            let known = cache.is_some().then_some(known);
             let mut parts = dir.read_candidates_known(&names, &mut report, init, known, fold);
             parts.sort_by_key(|p| p.id);
             let mut fresh = Vec::new();
@@ -1500,6 +1501,7 @@ impl Registry {
                 ));
                 Ok(())
             };
+            let known = cache.is_some().then_some(known);
             let parts =
                 dir.read_candidates_known(&names, &mut report, Default::default, known, fold);
             for (part, samples) in parts {

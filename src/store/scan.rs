@@ -416,19 +416,26 @@ impl Dir {
         init: impl Fn() -> S + Sync,
         fold: impl Fn(&mut S, u32, Raw<'_>) -> Result<(), SkipReason> + Sync,
     ) -> Vec<S> {
-        self.read_candidates_known(names, report, init, |_, _, _| false, fold)
+        self.read_candidates_known(
+            names,
+            report,
+            init,
+            None::<fn(&mut S, u32, Stamp) -> bool>,
+            fold,
+        )
     }
 
-    /// [`Dir::read_candidates`] that first asks `known` about each file's
-    /// stamp (from an `fstatat` that does not follow symlinks): a file it
-    /// says it knows (returning `true`) is not read. Files that are not
-    /// regular are read, so that the read reports why they are skipped.
+    /// [`Dir::read_candidates`] that first asks `known` (if any) about each
+    /// file's stamp (from an `fstatat` that does not follow symlinks): a
+    /// file it says it knows (returning `true`) is not read. Files that are
+    /// not regular are read, so that the read reports why they are skipped.
+    /// Without `known`, no file is stat'ed before it is read.
     pub fn read_candidates_known<S: Send>(
         &self,
         names: &Names,
         report: &mut ScanReport,
         init: impl Fn() -> S + Sync,
-        known: impl Fn(&mut S, u32, Stamp) -> bool + Sync,
+        known: Option<impl Fn(&mut S, u32, Stamp) -> bool + Sync>,
         fold: impl Fn(&mut S, u32, Raw<'_>) -> Result<(), SkipReason> + Sync,
     ) -> Vec<S> {
         use rustix::fs::{AtFlags, FileType};
@@ -441,7 +448,9 @@ impl Dir {
             |(state, skipped, buf): &mut (S, Vec<Skipped>, Vec<u8>), range| {
                 for i in range {
                     let (name, kind) = names.get(i);
-                    if let Ok(st) = rustix::fs::statat(&handle.0, name, AtFlags::SYMLINK_NOFOLLOW)
+                    if let Some(known) = &known
+                        && let Ok(st) =
+                            rustix::fs::statat(&handle.0, name, AtFlags::SYMLINK_NOFOLLOW)
                         && FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
                         && known(state, i as u32, Stamp::of(&st))
                     {
