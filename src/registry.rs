@@ -1055,10 +1055,24 @@ impl Registry {
                 }
                 p.hits = Vec::new();
             }
-            // Written again when it learned something or lost an entry; a
-            // failure to write is not the listing's (it is made again).
+            // Written again when it learned something or lost an entry —
+            // but in a busy directory, where every listing finds changes,
+            // at most every REWRITE_AFTER unless a tenth of it changed: a
+            // file the cache does not know yet is only read, as without it.
+            // A failure to write is not the listing's (it is made again).
+            let changed = fresh.len() + hits.iter().filter(|h| !**h).count();
+            let rewrite = match cache {
+                None => true,
+                Some(c) => {
+                    changed > 0
+                        && (changed * 10 >= c.len().max(1)
+                            || cache_to.is_some_and(|(path, _)| {
+                                scan_cache::older_than(path, scan_cache::REWRITE_AFTER)
+                            }))
+                }
+            };
             if let Some((path, id)) = cache_to
-                && (cache.is_none() || !fresh.is_empty() || hits.iter().any(|h| !h))
+                && rewrite
             {
                 let _ = scan_cache::save(path, *id, key, cache, &hits, fresh);
             }
