@@ -71,7 +71,10 @@ impl FileKey {
         FileKey {
             ino: stamp.ino,
             size: stamp.size,
-            ctime_ns: stamp.ctime_s.saturating_mul(1_000_000_000) + stamp.ctime_ns,
+            ctime_ns: stamp
+                .ctime_s
+                .saturating_mul(1_000_000_000)
+                .saturating_add(stamp.ctime_ns),
         }
     }
 }
