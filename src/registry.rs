@@ -925,7 +925,8 @@ impl Registry {
         // grows to its share, and none is copied when they are joined.
         let shared = std::sync::Mutex::new(Vec::with_capacity(counts.iter().sum()));
         let key = dedupe::digest_key();
-        let settled = now - scan_cache::SETTLE_S;
+        // From this machine's clock, whatever `now` the caller judges at.
+        let settled = crate::unix_now() - scan_cache::SETTLE_S;
         let mut scans: Vec<(store::Names, Vec<Part<'_>>)> = Vec::with_capacity(dirs.len());
         for (at, (dir, (names, mut report))) in dirs.iter().zip(listed_names).enumerate() {
             let cache = caches.get(at).and_then(Option::as_ref);
@@ -1055,10 +1056,24 @@ impl Registry {
                 }
                 p.hits = Vec::new();
             }
-            // Written again when it learned something or lost an entry; a
-            // failure to write is not the listing's (it is made again).
+            // Written again when it learned something or lost an entry —
+            // but in a busy directory, where every listing finds changes,
+            // at most every REWRITE_AFTER unless a tenth of it changed: a
+            // file the cache does not know yet is only read, as without it.
+            // A failure to write is not the listing's (it is made again).
+            let changed = fresh.len() + hits.iter().filter(|h| !**h).count();
+            let rewrite = match cache {
+                None => true,
+                Some(c) => {
+                    changed > 0
+                        && (changed * 10 >= c.len().max(1)
+                            || cache_to.is_some_and(|(path, _)| {
+                                scan_cache::older_than(path, scan_cache::REWRITE_AFTER)
+                            }))
+                }
+            };
             if let Some((path, id)) = cache_to
-                && (cache.is_none() || !fresh.is_empty() || hits.iter().any(|h| !h))
+                && rewrite
             {
                 let _ = scan_cache::save(path, *id, key, cache, &hits, fresh);
             }
@@ -1168,13 +1183,12 @@ impl Registry {
                 let clock = self.writer_clock(&clocks, &entry.record.device_id, now);
                 let (group, life, copy) =
                     dedupe::describe::<()>(&entry.record, l.file, entry.ctime, now, clock);
-                if group != l.group
-                    || life != l.life
-                    || !(opts.include_expired || copy.state == State::Live)
-                {
+                // A new life of the session (restarted) speaks for the
+                // group as well as the old one did.
+                if group != l.group || !(opts.include_expired || copy.state == State::Live) {
                     return None;
                 }
-                if copy.state != State::Live {
+                if life != l.life || copy.state != State::Live {
                     state = copy.state;
                 }
             }
@@ -1212,7 +1226,7 @@ impl Registry {
                 let wanted = match std::env::var("PRESENCE_SCAN_CACHE").as_deref() {
                     Ok("off") => false,
                     Ok("on") => true,
-                    _ => count >= scan_cache::CACHE_FROM,
+                    _ => count >= scan_cache::CACHE_FROM && dir.local_ctimes(),
                 };
                 let id = dir.identity().filter(|_| wanted)?;
                 let path = scan_cache::path_for(&self.local.state, dir.canonical()?);
@@ -1441,6 +1455,9 @@ impl Registry {
             listed_names.push(dir.candidates()?);
         }
         let counts: Vec<usize> = listed_names.iter().map(|(n, _)| n.len()).collect();
+        // Rows show credential-shaped ids redacted, and `show` matches the
+        // id as shown: an id holding the redaction mark may match any file.
+        let wild = id.contains("[redacted");
         // The scan cache, read but not written: `list` keeps it.
         let (_, caches) = self.scan_caches(&dirs, &counts);
         let mut scans = Vec::with_capacity(dirs.len());
@@ -1478,7 +1495,7 @@ impl Registry {
                         f.group,
                         f.life,
                         file,
-                        f.session == id || f.session_key == id,
+                        wild || f.session == id || f.session_key == id,
                     ));
                 }
                 true
@@ -1491,7 +1508,8 @@ impl Registry {
                 if !show.shows(probe.profile()) {
                     return Ok(());
                 }
-                let matched = crate::record::clip(probe.session_id()) == id
+                let matched = wild
+                    || crate::record::clip(probe.session_id()) == id
                     || crate::record::clip(probe.session_key()) == id;
                 slots.push(slot(
                     Digest::group(probe.group_key()),
@@ -1602,22 +1620,16 @@ impl Registry {
         // clearing its own record), wait for that record's lock first: `run`
         // holds it from before its command starts until the record and its
         // ledger entry are written, so the ledger read below sees them.
-        // Its own ledger entry is then all there is to read (a ledger can
-        // hold many lives); else, or when the session was named by its key,
-        // every entry is read.
-        let ledger = self.ledger(&dir);
-        let mut planned_entries = Vec::new();
         if let (Some(s), Some(i)) = (session, instance) {
             let file = store::file_name(i, s);
             drop(
                 self.local
                     .lock(dir.canonical().unwrap_or(dir.path()), &file)?,
             );
-            planned_entries.extend(ledger.get(&file)?);
         }
-        if planned_entries.is_empty() {
-            planned_entries = ledger.entries()?;
-        }
+        // Every entry: a session may be named by its key, which another
+        // file's record holds.
+        let planned_entries = self.ledger(&dir).entries()?;
         let label = crate::record::label_of(&self.profile.label);
         let skew = self.profile.skew.as_secs_f64();
         // Only what the ledger says this device published: a record another

@@ -32,6 +32,19 @@ pub(crate) const SETTLE_S: f64 = 2.0;
 /// Directories with fewer candidate files are listed without a cache.
 pub(crate) const CACHE_FROM: usize = 1000;
 
+/// A cache is rewritten for a few changed files at most this often.
+pub(crate) const REWRITE_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Whether the file at `path` was last written longer than `age` ago (or
+/// its age cannot be told).
+pub(crate) fn older_than(path: &Path, age: std::time::Duration) -> bool {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_none_or(|e| e >= age)
+}
+
 /// Larger cache files are ignored (about 600 000 files).
 const MAX_BYTES: u64 = 64 << 20;
 
@@ -58,7 +71,10 @@ impl FileKey {
         FileKey {
             ino: stamp.ino,
             size: stamp.size,
-            ctime_ns: stamp.ctime_s.saturating_mul(1_000_000_000) + stamp.ctime_ns,
+            ctime_ns: stamp
+                .ctime_s
+                .saturating_mul(1_000_000_000)
+                .saturating_add(stamp.ctime_ns),
         }
     }
 }

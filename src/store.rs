@@ -274,6 +274,34 @@ impl Dir {
         self.canonical.then_some(self.path.as_path())
     }
 
+    /// Whether the directory is on a file system whose ctimes only this
+    /// machine's kernel sets — a local one (ext4, XFS, Btrfs, F2FS, ZFS,
+    /// bcachefs, tmpfs, overlayfs). On NFS, SMB or FUSE mounts the server
+    /// or the file system's daemon may set them. Only Linux can tell.
+    pub fn local_ctimes(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            const LOCAL: [u64; 8] = [
+                0xEF53,      // ext2/3/4
+                0x5846_5342, // XFS
+                0x9123_683E, // Btrfs
+                0xF2F5_2010, // F2FS
+                0x2FC1_2FC1, // ZFS
+                0xCA45_1A4E, // bcachefs
+                0x0102_1994, // tmpfs
+                0x794C_7630, // overlayfs
+            ];
+            self.handle
+                .as_ref()
+                .and_then(|h| rustix::fs::fstatfs(&h.0).ok())
+                .is_some_and(|st| LOCAL.contains(&(st.f_type as u64)))
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            false
+        }
+    }
+
     /// The directory's device and inode, while it is open.
     #[allow(clippy::unnecessary_cast)]
     pub fn identity(&self) -> Option<(u64, u64)> {

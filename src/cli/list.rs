@@ -280,7 +280,7 @@ fn stream_table(
             }
             true
         })
-        .with_context(|| format!("cannot list {}", registry.profile().dir.display()))?;
+        .with_context(|| format!("cannot list {}", dirs_shown(registry.profile())))?;
     report(ctx, registry, dir_exists, &skipped);
     for row in &redacted {
         warn_redacted(ctx, registry, row);
@@ -291,7 +291,7 @@ fn stream_table(
             let msg = format!(
                 "no live sessions in profile '{}' ({})",
                 registry.profile().name,
-                registry.profile().dir.display()
+                dirs_shown(registry.profile())
             );
             eprintln!("{}", super::safe(&msg));
         }
@@ -318,7 +318,7 @@ fn stream_count(
             }
             true
         })
-        .with_context(|| format!("cannot list {}", registry.profile().dir.display()))?;
+        .with_context(|| format!("cannot list {}", dirs_shown(registry.profile())))?;
     report(ctx, registry, dir_exists, &skipped);
     let mut out = std::io::stdout().lock();
     writeln!(out, "{count}")?;

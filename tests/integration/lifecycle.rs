@@ -983,3 +983,15 @@ fn stress_no_torn_record_no_resurrection() {
     );
     drop(owner);
 }
+
+#[test]
+fn clear_by_instance_and_session_also_ends_the_life_keyed_by_it() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &["--instance", "gw"]);
+    a.publish("s2", &["--instance", "gw", "--key", "s1"]);
+    a.run(&["clear", "--instance", "gw", "--session", "s1"])
+        .success();
+    assert!(a.list(&[]).is_empty(), "{:?}", sessions(&a.list(&[])));
+    assert_eq!(a.show("s2").state, "ended");
+}

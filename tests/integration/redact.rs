@@ -316,4 +316,9 @@ fn a_credential_shaped_foreign_id_is_shown_redacted() {
     assert_eq!(rows[0].instance_id, REDACTED);
     let table = a.run(&["list"]).success();
     assert!(!table.stdout.contains(token), "{}", table.stdout);
+    // `show` finds it by the id as listed, and never prints the token.
+    let shown = a.run(&["show", "--json", REDACTED]).success();
+    assert!(!shown.stdout.contains(token), "{}", shown.stdout);
+    let row: JsonRow = parse_json(&shown.stdout, "show --json");
+    assert_eq!(row.file, "other.x.json");
 }
