@@ -1180,9 +1180,11 @@ fn redact_params(params: &str, sep: char, mode: Mode) -> (String, bool) {
     let mut changed = false;
     let mut kept: Vec<String> = Vec::new();
     for pair in params.split(sep) {
+        // A value already masked carries nothing: kept as it is, so that
+        // redacting redacted text changes nothing.
         let credential = pair
             .split_once('=')
-            .filter(|(name, value)| is_credential_pair(name, value));
+            .filter(|(name, value)| *value != REDACTED && is_credential_pair(name, value));
         match (credential, mode) {
             (Some((name, value)), Mode::Mask) if !is_placeholder(value) => {
                 kept.push(format!("{name}={REDACTED}"));
@@ -1883,6 +1885,17 @@ mod tests {
                 prop_assert_eq!(twice, once, "{:?}", text);
                 prop_assert!(again.is_empty());
             }
+        }
+
+        #[test]
+        fn endpoint_redaction_is_idempotent_after_the_text_rules(
+            value in "[?=&#]{0,2}",
+        ) {
+            // The text rules mask what the URL rules left; a second pass
+            // must not then drop the masked parameter.
+            let (once, _) = redact_endpoint(&format!("https://#token={value}"));
+            let (twice, _) = redact_endpoint(&once);
+            prop_assert_eq!(twice, once);
         }
 
         #[test]
