@@ -287,19 +287,24 @@ fn stream_table(
     }
     let mut out = std::io::stdout().lock();
     if lines.is_empty() {
-        if !ctx.global.quiet {
-            let msg = format!(
-                "no live sessions in profile '{}' ({})",
-                registry.profile().name,
-                dirs_shown(registry.profile())
-            );
-            eprintln!("{}", super::safe(&msg));
-        }
+        say_none(ctx, registry);
     } else {
         output::table_lines(&mut out, &lines, style)?;
     }
     out.flush()?;
     Ok(Exit::Ok)
+}
+
+/// Says on stderr (unless `--quiet`) that the profile has no live session.
+fn say_none(ctx: &Ctx, registry: &Registry) {
+    if !ctx.global.quiet {
+        let msg = format!(
+            "no live sessions in profile '{}' ({})",
+            registry.profile().name,
+            dirs_shown(registry.profile())
+        );
+        eprintln!("{}", super::safe(&msg));
+    }
 }
 
 /// `list --count`: rows are counted as they come, never held.
@@ -366,14 +371,7 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<Exit> {
         let rows: Vec<_> = listing.rows.iter().map(|r| opener.row(r)).collect();
         output::write_json(&mut out, &rows)?;
     } else if listing.rows.is_empty() {
-        if !ctx.global.quiet {
-            let msg = format!(
-                "no live sessions in profile '{}' ({})",
-                registry.profile().name,
-                dirs_shown(registry.profile())
-            );
-            eprintln!("{}", super::safe(&msg));
-        }
+        say_none(ctx, &registry);
     } else {
         output::table(&mut out, &listing.rows, args.style())?;
     }
