@@ -930,114 +930,80 @@ impl Registry {
         let mut scans: Vec<(store::Names, Vec<Part<'_>>)> = Vec::with_capacity(dirs.len());
         for (at, (dir, (names, mut report))) in dirs.iter().zip(listed_names).enumerate() {
             let cache = caches.get(at).and_then(Option::as_ref);
-            let firsts = cache.map(|c| c.index(&names)).unwrap_or_default();
             let cache_to = caching.get(at).and_then(Option::as_ref);
+            let lookup = cache.map(|c| c.index(&names));
             let part = std::sync::atomic::AtomicU8::new(0);
             let init = || Part {
                 id: part.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
                 ..Part::default()
             };
+            // What a file says, from the cache or from its probe: its
+            // writer's clock sample (every record teaches it, whatever its
+            // label), and — for a label shown — its liveness.
+            let judge = |learned: &mut Clocks, f: &scan_cache::Facts<'_>, ctime: f64| {
+                if let Some(updated) = f.updated {
+                    learned.learn(f.device, ctime, updated);
+                }
+                if !show.shows(f.label) {
+                    return None;
+                }
+                let clock = self.writer_clock(&clocks, f.device, now);
+                Some(liveness::state_of(f.times(), ctime, now, clock))
+            };
+            let listable = |state: State| opts.include_expired || state == State::Live;
+            let slot =
+                |f: &scan_cache::Facts<'_>, file: u32, kept: u32, part: u8, state| dedupe::Slot {
+                    group: f.group,
+                    life: f.life,
+                    updated: f.updated.unwrap_or(f64::NEG_INFINITY),
+                    seq: f.seq,
+                    file,
+                    kept,
+                    dir: at as u32,
+                    part,
+                    ended: f.ended,
+                    state,
+                };
             // A file the cache knows in this very version is judged from
             // what the cache says, and read again only if it wins.
             let known = knows(|p, file, stamp| {
-                let (Some(cache), Some(&first)) = (cache, firsts.get(file as usize)) else {
-                    return false;
-                };
-                if first == u32::MAX {
-                    return false;
-                }
-                let Some((i, f)) = cache.lookup(first, scan_cache::FileKey::of(&stamp)) else {
+                let Some((i, f)) = lookup
+                    .as_ref()
+                    .and_then(|l| l.get(file, scan_cache::FileKey::of(&stamp)))
+                else {
                     return false;
                 };
                 p.hits.push(i as u32);
-                let ctime = stamp.ctime();
-                if let Some(updated) = f.updated {
-                    p.learned.learn(f.device, ctime, updated);
+                if let Some(state) = judge(&mut p.learned, &f, stamp.ctime()) {
+                    let kept = if listable(state) {
+                        p.hold(Held::Reread {
+                            stamp,
+                            started_at: f.started,
+                            session_id: f.session,
+                        })
+                    } else {
+                        u32::MAX
+                    };
+                    p.push(&shared, slot(&f, file, kept, p.id, state));
                 }
-                if !show.shows(f.label) {
-                    return true;
-                }
-                // Only whether `ended_at` is set counts for liveness.
-                let times = [f.updated, f.expires, f.ended.then_some(0.0)];
-                let clock = self.writer_clock(&clocks, f.device, now);
-                let state = liveness::state_of(times, ctime, now, clock);
-                let kept = if opts.include_expired || state == State::Live {
-                    p.hold(Held::Reread {
-                        stamp,
-                        started_at: f.started,
-                        session_id: f.session,
-                    })
-                } else {
-                    u32::MAX
-                };
-                p.push(
-                    &shared,
-                    dedupe::Slot {
-                        group: f.group,
-                        life: f.life,
-                        updated: f.updated.unwrap_or(f64::NEG_INFINITY),
-                        seq: f.seq,
-                        file,
-                        kept,
-                        dir: at as u32,
-                        part: p.id,
-                        ended: f.ended,
-                        state,
-                    },
-                );
                 true
             });
             let fold = |p: &mut Part<'_>, file: u32, raw: store::Raw<'_>| {
                 let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
-                // Every record teaches its writer's clock, whatever its label.
-                if let Some(updated) = probe.updated_at {
-                    p.learned.learn(probe.device_id(), raw.ctime, updated);
-                }
-                let group = Digest::group(probe.group_key());
-                let life = Digest::life(probe.instance_id(), probe.session_id(), probe.started_at);
+                let f = scan_cache::Facts::of(&probe);
                 if cache_to.is_some() && raw.ctime < settled {
-                    p.fresh.push(scan_cache::Fresh {
-                        name_hash: scan_cache::name_hash(key, raw.file),
-                        key: scan_cache::FileKey::of(&raw.stamp),
-                        group,
-                        life,
-                        updated: probe.updated_at,
-                        expires: probe.expires_at,
-                        ended: probe.ended_at.is_some(),
-                        seq: probe.seq,
-                        started: probe.started_at,
-                        label: probe.profile().into(),
-                        device: probe.device_id().into(),
-                        session: crate::record::clip(probe.session_id()).into(),
-                        session_key: crate::record::clip(probe.session_key()).into(),
-                    });
+                    let name = scan_cache::name_hash(key, raw.file);
+                    let version = scan_cache::FileKey::of(&raw.stamp);
+                    p.fresh.push(scan_cache::Fresh::new(name, version, &f));
                 }
-                if !show.shows(probe.profile()) {
-                    return Ok(());
+                if let Some(state) = judge(&mut p.learned, &f, raw.ctime) {
+                    let kept = if listable(state) {
+                        p.keep(raw.bytes, raw.stamp)
+                    } else {
+                        u32::MAX
+                    };
+                    p.push(&shared, slot(&f, file, kept, p.id, state));
                 }
-                let times = [probe.updated_at, probe.expires_at, probe.ended_at];
-                let clock = self.writer_clock(&clocks, probe.device_id(), now);
-                let state = liveness::state_of(times, raw.ctime, now, clock);
-                let kept = if opts.include_expired || state == State::Live {
-                    p.keep(raw.bytes, raw.stamp)
-                } else {
-                    u32::MAX
-                };
-                p.push(
-                    &shared,
-                    dedupe::Slot {
-                        group,
-                        life,
-                        updated: probe.updated_at.unwrap_or(f64::NEG_INFINITY),
-                        seq: probe.seq,
-                        file,
-                        kept,
-                        dir: at as u32,
-                        part: p.id,
-                        ended: probe.ended_at.is_some(),
-                        state,
-                    },
-                );
                 Ok(())
             };
             let known = cache.is_some().then_some(known);
@@ -1463,60 +1429,42 @@ impl Registry {
         let mut scans = Vec::with_capacity(dirs.len());
         for (at, (dir, (names, mut report))) in dirs.iter().zip(listed_names).enumerate() {
             let cache = caches.get(at).and_then(Option::as_ref);
-            let firsts = cache.map(|c| c.index(&names)).unwrap_or_default();
+            let lookup = cache.map(|c| c.index(&names));
             type Acc = (Vec<dedupe::Slot>, Clocks);
-            let slot = |group, life, file, matched: bool| dedupe::Slot {
-                group,
-                life,
-                updated: 0.0,
-                seq: 0,
-                file,
-                kept: u32::from(matched),
-                dir: at as u32,
-                part: 0,
-                ended: false,
-                state: State::Live,
-            };
-            let known = |(slots, learned): &mut Acc, file: u32, stamp: store::Stamp| {
-                let (Some(cache), Some(&first)) = (cache, firsts.get(file as usize)) else {
-                    return false;
-                };
-                if first == u32::MAX {
-                    return false;
-                }
-                let Some((_, f)) = cache.lookup(first, scan_cache::FileKey::of(&stamp)) else {
-                    return false;
-                };
+            // Every record teaches its writer's clock; a file of a label
+            // shown becomes a slot, marked when it matches.
+            let add = |(slots, learned): &mut Acc, f: &scan_cache::Facts<'_>, file, ctime| {
                 if let Some(updated) = f.updated {
-                    learned.learn(f.device, stamp.ctime(), updated);
+                    learned.learn(f.device, ctime, updated);
                 }
                 if show.shows(f.label) {
-                    slots.push(slot(
-                        f.group,
-                        f.life,
+                    let matched = wild || f.session == id || f.session_key == id;
+                    slots.push(dedupe::Slot {
+                        group: f.group,
+                        life: f.life,
+                        updated: 0.0,
+                        seq: 0,
                         file,
-                        wild || f.session == id || f.session_key == id,
-                    ));
+                        kept: u32::from(matched),
+                        dir: at as u32,
+                        part: 0,
+                        ended: false,
+                        state: State::Live,
+                    });
                 }
-                true
             };
-            let fold = |(slots, learned): &mut Acc, file: u32, raw: store::Raw<'_>| {
+            let known = |acc: &mut Acc, file: u32, stamp: store::Stamp| {
+                let found = lookup
+                    .as_ref()
+                    .and_then(|l| l.get(file, scan_cache::FileKey::of(&stamp)));
+                if let Some((_, f)) = &found {
+                    add(acc, f, file, stamp.ctime());
+                }
+                found.is_some()
+            };
+            let fold = |acc: &mut Acc, file: u32, raw: store::Raw<'_>| {
                 let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
-                if let Some(updated) = probe.updated_at {
-                    learned.learn(probe.device_id(), raw.ctime, updated);
-                }
-                if !show.shows(probe.profile()) {
-                    return Ok(());
-                }
-                let matched = wild
-                    || crate::record::clip(probe.session_id()) == id
-                    || crate::record::clip(probe.session_key()) == id;
-                slots.push(slot(
-                    Digest::group(probe.group_key()),
-                    Digest::life(probe.instance_id(), probe.session_id(), probe.started_at),
-                    file,
-                    matched,
-                ));
+                add(acc, &scan_cache::Facts::of(&probe), file, raw.ctime);
                 Ok(())
             };
             let known = cache.is_some().then_some(known);

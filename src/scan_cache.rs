@@ -97,6 +97,31 @@ pub(crate) struct Facts<'a> {
     pub session_key: &'a str,
 }
 
+impl<'a> Facts<'a> {
+    /// What `probe` says, as the cache keeps it.
+    pub(crate) fn of(probe: &'a crate::record::Probe<'a>) -> Facts<'a> {
+        Facts {
+            group: Digest::group(probe.group_key()),
+            life: Digest::life(probe.instance_id(), probe.session_id(), probe.started_at),
+            updated: probe.updated_at,
+            expires: probe.expires_at,
+            ended: probe.ended_at.is_some(),
+            seq: probe.seq,
+            started: probe.started_at,
+            label: probe.profile(),
+            device: probe.device_id(),
+            session: crate::record::clip(probe.session_id()),
+            session_key: crate::record::clip(probe.session_key()),
+        }
+    }
+
+    /// The times liveness reads: `[updated_at, expires_at, ended_at]`, where
+    /// only whether `ended_at` is set counts.
+    pub(crate) fn times(&self) -> [Option<f64>; 3] {
+        [self.updated, self.expires, self.ended.then_some(0.0)]
+    }
+}
+
 /// A cache as read from disk: its bytes, looked into in place.
 pub(crate) struct Cache {
     key: [u64; 2],
@@ -179,34 +204,38 @@ impl Cache {
         std::str::from_utf8(self.bytes.get(at + 2..at + 2 + len)?).ok()
     }
 
-    /// For each of `names`, the index of the first entry under its hash
-    /// (`u32::MAX`: none), found by one merge of the two sorted lists.
-    pub(crate) fn index(&self, names: &crate::store::Names) -> Vec<u32> {
+    /// The cache's entries for `names`, found by one merge of the two
+    /// sorted lists.
+    pub(crate) fn index<'c>(&'c self, names: &crate::store::Names) -> Lookup<'c> {
         let mut by_hash: Vec<(u64, u32)> = (0..names.len())
             .map(|i| (name_hash(self.key, names.get(i).0), i as u32))
             .collect();
         by_hash.sort_unstable();
-        let mut out = vec![u32::MAX; names.len()];
+        let mut firsts = vec![u32::MAX; names.len()];
         let mut e = 0;
         for (h, i) in by_hash {
             while e < self.count && self.hash_of(e) < h {
                 e += 1;
             }
             if e < self.count && self.hash_of(e) == h {
-                out[i as usize] = e as u32;
+                firsts[i as usize] = e as u32;
             }
         }
-        out
+        Lookup {
+            cache: self,
+            firsts,
+        }
     }
 
     fn hash_of(&self, i: usize) -> u64 {
         u64_at(&self.bytes, self.entries + i * ENTRY).unwrap_or(0)
     }
 
-    /// The facts cached for the file `name` in the version `key`, starting
-    /// from the entry [`Cache::index`] found for it; and the entry's index.
-    pub(crate) fn lookup(&self, first: u32, key: FileKey) -> Option<(usize, Facts<'_>)> {
-        let mut i = first as usize;
+    /// The facts cached for the entry `first` (the first under its name's
+    /// hash) or one after it under the same hash, in the version `key`; and
+    /// the entry's index.
+    fn lookup(&self, first: usize, key: FileKey) -> Option<(usize, Facts<'_>)> {
+        let mut i = first;
         let h = self.hash_of(i);
         // Two names may share a hash: the version tells them apart.
         while i < self.count && self.hash_of(i) == h {
@@ -264,6 +293,26 @@ impl Cache {
     }
 }
 
+/// A cache's entries for the files of one listing ([`Cache::index`]).
+pub(crate) struct Lookup<'c> {
+    cache: &'c Cache,
+    /// Per file, the index of the first entry under its name's hash
+    /// (`u32::MAX`: none).
+    firsts: Vec<u32>,
+}
+
+impl<'c> Lookup<'c> {
+    /// The facts cached for the `file`-th name, if the cache holds it in
+    /// the version `key`; and the entry's index.
+    pub(crate) fn get(&self, file: u32, key: FileKey) -> Option<(usize, Facts<'c>)> {
+        let first = *self.firsts.get(file as usize)?;
+        if first == u32::MAX {
+            return None;
+        }
+        self.cache.lookup(first as usize, key)
+    }
+}
+
 /// A file probed in this listing, for the next cache.
 #[derive(Debug, Clone)]
 pub(crate) struct Fresh {
@@ -280,6 +329,43 @@ pub(crate) struct Fresh {
     pub device: Box<str>,
     pub session: Box<str>,
     pub session_key: Box<str>,
+}
+
+impl Fresh {
+    /// The file named by `name_hash` in the version `key`, as `f` says.
+    pub(crate) fn new(name_hash: u64, key: FileKey, f: &Facts<'_>) -> Fresh {
+        Fresh {
+            name_hash,
+            key,
+            group: f.group,
+            life: f.life,
+            updated: f.updated,
+            expires: f.expires,
+            ended: f.ended,
+            seq: f.seq,
+            started: f.started,
+            label: f.label.into(),
+            device: f.device.into(),
+            session: f.session.into(),
+            session_key: f.session_key.into(),
+        }
+    }
+
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            group: self.group,
+            life: self.life,
+            updated: self.updated,
+            expires: self.expires,
+            ended: self.ended,
+            seq: self.seq,
+            started: self.started,
+            label: &self.label,
+            device: &self.device,
+            session: &self.session,
+            session_key: &self.session_key,
+        }
+    }
 }
 
 /// The offset of `s` in the string area, added if new.
@@ -320,23 +406,7 @@ pub(crate) fn save(
     }
     fresh.sort_by_key(|f| f.name_hash);
     for f in &fresh {
-        rows.push((
-            f.name_hash,
-            f.key,
-            Facts {
-                group: f.group,
-                life: f.life,
-                updated: f.updated,
-                expires: f.expires,
-                ended: f.ended,
-                seq: f.seq,
-                started: f.started,
-                label: &f.label,
-                device: &f.device,
-                session: &f.session,
-                session_key: &f.session_key,
-            },
-        ));
+        rows.push((f.name_hash, f.key, f.facts()));
     }
     rows.sort_by_key(|r| r.0);
     // One copy of each distinct string.
@@ -446,9 +516,9 @@ mod tests {
             "another directory's cache"
         );
         let listed = names(&["b.json", "c.json", "a.json"]);
-        let firsts = cache.index(&listed);
-        assert_eq!(firsts[1], u32::MAX);
-        let (_, f) = cache.lookup(firsts[2], fresh("a.json", 1, "").key).unwrap();
+        let found = cache.index(&listed);
+        assert_eq!(found.firsts[1], u32::MAX);
+        let (_, f) = found.get(2, fresh("a.json", 1, "").key).unwrap();
         assert_eq!((f.session, f.label, f.device), ("s1", "default", "dev"));
         assert_eq!(f.session_key, "key-s1");
         assert_eq!(
@@ -459,14 +529,14 @@ mod tests {
             (f.group, f.life, f.seq, f.ended),
             (Digest::from_raw(3), Digest::from_raw(5), 1, false)
         );
-        let (_, f) = cache.lookup(firsts[0], fresh("b.json", 2, "").key).unwrap();
+        let (_, f) = found.get(0, fresh("b.json", 2, "").key).unwrap();
         assert!(f.ended);
         // Any change of inode, size or ctime is another version.
         let mut k = fresh("a.json", 1, "").key;
         k.ctime_ns += 1;
-        assert!(cache.lookup(firsts[2], k).is_none());
+        assert!(found.get(2, k).is_none());
         k = fresh("a.json", 9, "").key;
-        assert!(cache.lookup(firsts[2], k).is_none());
+        assert!(found.get(2, k).is_none());
     }
 
     #[test]
@@ -485,9 +555,9 @@ mod tests {
         let old = Cache::load(&path, DIR).unwrap();
         // Keep the entry of b.json only (entries are in hash order).
         let listed = names(&["a.json", "b.json"]);
-        let firsts = old.index(&listed);
+        let found = old.index(&listed);
         let mut kept = vec![false; old.len()];
-        kept[firsts[1] as usize] = true;
+        kept[found.firsts[1] as usize] = true;
         save(
             &path,
             DIR,
@@ -500,20 +570,14 @@ mod tests {
         let new = Cache::load(&path, DIR).unwrap();
         assert_eq!(new.len(), 2);
         let listed = names(&["a.json", "b.json", "c.json"]);
-        let firsts = new.index(&listed);
-        assert_eq!(firsts[0], u32::MAX, "a.json was not kept");
+        let found = new.index(&listed);
+        assert_eq!(found.firsts[0], u32::MAX, "a.json was not kept");
         assert_eq!(
-            new.lookup(firsts[1], fresh("b.json", 3, "").key)
-                .unwrap()
-                .1
-                .session,
+            found.get(1, fresh("b.json", 3, "").key).unwrap().1.session,
             "s3"
         );
         assert_eq!(
-            new.lookup(firsts[2], fresh("c.json", 5, "").key)
-                .unwrap()
-                .1
-                .session,
+            found.get(2, fresh("c.json", 5, "").key).unwrap().1.session,
             "s5"
         );
     }
@@ -537,10 +601,9 @@ mod tests {
             bytes.truncate(cut.max(8).min(bytes.len()));
             if let Some(cache) = Cache::parse(bytes, DIR) {
                 let listed = names(&["a.json", "b.json"]);
-                for first in cache.index(&listed) {
-                    if first != u32::MAX {
-                        let _ = cache.lookup(first, fresh("a.json", 1, "").key);
-                    }
+                let found = cache.index(&listed);
+                for file in 0..2 {
+                    let _ = found.get(file, fresh("a.json", 1, "").key);
                 }
             }
         }
