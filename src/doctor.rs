@@ -75,16 +75,9 @@ pub(crate) fn run(registry: &Registry, config: &ConfigSource, now: f64) -> Vec<C
     }
     out.push(directory::writable(&p.dir));
     out.extend(sync::sync_engine(p));
-    let listing = match records::listing(registry, now) {
-        Ok(listing) => listing,
-        Err(failed) => {
-            out.push(failed);
-            return out;
-        }
+    let Some(listing) = listing_checks(registry, now, &mut out) else {
+        return out;
     };
-    out.extend(records::devices(registry, &listing, now));
-    out.extend(refresher::refresher(registry, &listing));
-    out.extend(records::foreign_claims(registry, &listing));
     out.extend(records::secrets(&listing, p));
     out.extend(records::unreadable(&listing));
     out.push(records::garbage(registry, now));
@@ -139,17 +132,30 @@ fn several_dirs(registry: &Registry, now: f64) -> Vec<Check> {
             out.push(c);
         }
     }
+    listing_checks(registry, now, &mut out);
+    out
+}
+
+/// The checks of the listing of every record `registry` reads (of every
+/// directory, merged as `list` merges them): per device, the refresher,
+/// and records that claim this device's id. The listing, for more checks;
+/// `None` when it failed, which is then the last check in `out`.
+fn listing_checks(
+    registry: &Registry,
+    now: f64,
+    out: &mut Vec<Check>,
+) -> Option<crate::registry::Listing> {
     let listing = match records::listing(registry, now) {
         Ok(listing) => listing,
         Err(failed) => {
             out.push(failed);
-            return out;
+            return None;
         }
     };
     out.extend(records::devices(registry, &listing, now));
     out.extend(refresher::refresher(registry, &listing));
     out.extend(records::foreign_claims(registry, &listing));
-    out
+    Some(listing)
 }
 
 /// The sync engine whose folder holds `dir`, found by the marks it leaves
