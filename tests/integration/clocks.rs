@@ -4,7 +4,7 @@
 //! live once its writer's clock is known.
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -18,16 +18,6 @@ impl Drop for KillOnDrop {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// Polls `ok` every 0.1 s until it holds; fails the test after `limit`.
-pub(crate) fn wait_for(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) -> Duration {
-    let start = Instant::now();
-    while !ok() {
-        assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    start.elapsed()
 }
 
 #[test]
@@ -55,7 +45,7 @@ fn a_writer_ten_minutes_behind_is_listed_once_its_clock_is_learned() {
     // already expired. Two refreshes later its clock is known.
     let listed = |d: &Device| d.list(&[]).into_iter().find(|r| r.session_id == "slow");
     assert!(listed(&a).is_none(), "listed before its clock was learned");
-    let took = wait_for("the slow writer listed", Duration::from_secs(10), || {
+    let took = wait_until("the slow writer listed", Duration::from_secs(10), || {
         listed(&a).is_some()
     });
     println!(
@@ -73,7 +63,7 @@ fn a_writer_ten_minutes_behind_is_listed_once_its_clock_is_learned() {
     }
     // It stops refreshing: gone one ttl (4 s) after its last refresh arrived.
     drop(refresher);
-    let gone = wait_for("the slow writer gone", Duration::from_secs(10), || {
+    let gone = wait_until("the slow writer gone", Duration::from_secs(10), || {
         listed(&a).is_none()
     });
     assert!(gone < Duration::from_secs(6), "{gone:?}");

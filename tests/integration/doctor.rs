@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::clocks::{KillOnDrop, wait_for};
+use crate::clocks::KillOnDrop;
 use crate::harness::*;
 
 fn doctor(dev: &Device, code: i32) -> Vec<JsonCheck> {
@@ -396,7 +396,7 @@ fn doctor_sees_this_devices_sessions_go_stale_with_no_refresher() {
             .spawn()
             .unwrap(),
     );
-    wait_for("the record refreshed", Duration::from_secs(10), || {
+    wait_until("the record refreshed", Duration::from_secs(10), || {
         sessions(&a.list(&[])).contains(&"owned".to_string())
     });
     let kept = doctor(&a, 0);
@@ -418,7 +418,7 @@ fn a_session_under_presence_run_needs_no_refresher() {
             .spawn()
             .unwrap(),
     );
-    wait_for(
+    wait_until(
         "the wrapped session listed",
         Duration::from_secs(10),
         || sessions(&a.list(&[])).contains(&"wrapped".to_string()),

@@ -245,6 +245,44 @@ pub fn kill(signal: &str, targets: &[&str]) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// How long a test waits for something the code promises will happen soon:
+/// long enough for a one-core machine with a busy loop beside the suite, so
+/// that a deadline is reached only when the promise is broken. A test that
+/// passes never waits this long; a waited condition returns as soon as it
+/// holds.
+pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Polls `ok` every 20 ms until it holds and returns how long that took;
+/// fails the test after `limit`, naming `what`.
+pub fn wait_until(
+    what: &str,
+    limit: std::time::Duration,
+    mut ok: impl FnMut() -> bool,
+) -> std::time::Duration {
+    wait_for(what, limit, || if ok() { Ok(()) } else { Err("not yet") }).1
+}
+
+/// Polls `seen` every 20 ms until it returns `Ok`, and returns that value with
+/// how long it took; fails the test after `limit` with the last `Err` it saw,
+/// so a timeout says what the code did instead.
+pub fn wait_for<T, S: std::fmt::Debug>(
+    what: &str,
+    limit: std::time::Duration,
+    mut seen: impl FnMut() -> Result<T, S>,
+) -> (T, std::time::Duration) {
+    let start = std::time::Instant::now();
+    loop {
+        match seen() {
+            Ok(value) => return (value, start.elapsed()),
+            Err(last) => assert!(
+                start.elapsed() < limit,
+                "{what}: not within {limit:?}; last seen: {last:?}"
+            ),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// Session ids of a listing, in order.
 pub fn sessions(rows: &[JsonRow]) -> Vec<String> {
     rows.iter().map(|r| r.session_id.clone()).collect()
@@ -612,8 +650,8 @@ impl Stream {
 
     pub fn next(&self) -> String {
         self.lines
-            .recv_timeout(std::time::Duration::from_secs(10))
-            .expect("no line within 10 s")
+            .recv_timeout(PATIENCE)
+            .unwrap_or_else(|_| panic!("no line within {PATIENCE:?}"))
     }
 
     pub fn json(&self) -> JsonEvent {

@@ -37,14 +37,6 @@ impl Drop for Owner {
     }
 }
 
-fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(25));
-    }
-}
-
 fn signal(pid: u32, sig: &str) {
     assert!(kill(sig, &[&pid.to_string()]), "kill {sig} {pid}");
 }

@@ -42,18 +42,6 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) -> Duration {
-    let start = Instant::now();
-    while !f() {
-        assert!(
-            start.elapsed() < timeout,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    start.elapsed()
-}
-
 /// A child process that is killed when the test ends, failed or not.
 struct KillOnDrop(Child);
 
