@@ -565,7 +565,7 @@ fn scripts_test_installs_what_is_missing_or_says_how() {
     assert_eq!(
         calls,
         format!(
-            "apt-get update\napt-get {}\ncargo test --locked --test integration some_test\n",
+            "apt-get update\napt-get {}\ncargo test --locked --no-fail-fast --test integration some_test\n",
             &line[8..]
         )
     );
@@ -594,4 +594,111 @@ fn scripts_test_installs_what_is_missing_or_says_how() {
         String::from_utf8_lossy(&out.stdout),
         "scripts/test: every program the tests use is installed\n"
     );
+}
+
+/// A run in which two test binaries fail, one of them without naming a test
+/// (as a crash does): scripts/test lets cargo go on past the first failure
+/// (`--no-fail-fast`), passes cargo's status on, and ends with every failing
+/// test and binary, the totals and the wall time. With `--under-load` it
+/// builds first, runs the tests beside busy loops, and stops the loops.
+#[test]
+fn scripts_test_names_every_failure_and_stops_its_load() {
+    use std::os::unix::fs::PermissionsExt;
+    let bash = require_tool("bash");
+    require_tool("pgrep");
+    let w = World::new();
+    let root = w.tmp.path();
+    let bin = root.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let venv = root.join("venv");
+    std::fs::create_dir(&venv).unwrap();
+    std::fs::write(venv.join("installed-hermes-agent-0.19.0"), "").unwrap();
+    let log = root.join("calls");
+    let loops = root.join("loops");
+    // The fake cargo notes its calls and, while the tests "run", the busy
+    // loops beside it: the script's children (cargo's parent, or the
+    // parent's parent when cargo runs in a subshell) that spin.
+    std::fs::write(
+        bin.join("cargo"),
+        "#!/bin/bash\necho \"cargo $*\" >> \"$LOG\"\n\
+         [[ $* == *--no-run* ]] && exit 0\n\
+         read -r _ _ _ up _ < /proc/$PPID/stat\n\
+         pgrep -f -P $PPID,$up '^bash -c while :; do :; done$' > \"$LOOPS\"\n\
+         cat <<'X'\n\
+         \x20    Running unittests src/lib.rs (target/debug/deps/presence-0123)\n\
+         test a::fine ... ok\n\
+         test watch::fs_tests::broken ... FAILED\n\
+         test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 1.00s\n\
+         error: test failed, to rerun pass `--lib`\n\
+         \x20    Running tests/integration/main.rs (target/debug/deps/integration-0123)\n\
+         error: test failed, to rerun pass `--test integration`\n\
+         \x20  Doc-tests presence\n\
+         test result: ok. 6 passed; 0 failed; 2 ignored; 0 measured; 0 filtered out; finished in 0.08s\n\
+         error: 2 targets failed:\n\
+         X\nexit 101\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(bin.join("cargo"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(&bash)
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/test"))
+            .args(args)
+            .env("PATH", &path)
+            .env("LOG", &log)
+            .env("LOOPS", &loops)
+            .env("PRESENCE_TEST_HERMES_VENV", &venv)
+            .output()
+            .unwrap();
+        let calls = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_file(&log);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            calls,
+        )
+    };
+
+    let (code, stdout, calls) = run(&["--lib"]);
+    assert_eq!(code, Some(101), "{stdout}");
+    assert_eq!(calls, "cargo test --locked --no-fail-fast --lib\n");
+    let summary = &stdout[stdout
+        .find("\nscripts/test: failing tests:\n")
+        .expect(&stdout)..];
+    assert!(
+        summary.contains(
+            "\n    unittests src/lib.rs: watch::fs_tests::broken\n\
+             scripts/test: test binaries that failed without naming a failing test (a crash?):\n    \
+             tests/integration/main.rs (cargo test `--test integration`)\n\
+             scripts/test: took 0m"
+        ),
+        "{summary}"
+    );
+    assert!(
+        summary.ends_with(
+            " on a machine left to itself\nscripts/test: 7 passed, 1 failed, 2 skipped\n"
+        ),
+        "{summary}"
+    );
+    assert_eq!(std::fs::read_to_string(&loops).unwrap(), "");
+
+    let (code, stdout, calls) = run(&["--under-load", "--lib"]);
+    assert_eq!(code, Some(101), "{stdout}");
+    assert_eq!(
+        calls,
+        "cargo test --locked --no-run --lib\ncargo test --locked --no-fail-fast --lib\n"
+    );
+    assert!(stdout.contains(" with 2 busy loop(s)\n"), "{stdout}");
+    let pids = std::fs::read_to_string(&loops).unwrap();
+    assert_eq!(pids.lines().count(), 2, "{pids}");
+    // Stopped when the run ended (and reaped: no process is left).
+    for pid in pids.lines() {
+        assert!(
+            !Path::new("/proc").join(pid).exists(),
+            "busy loop {pid} still runs"
+        );
+    }
 }

@@ -192,6 +192,7 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("mkfifo", "coreutils"),
     ("timeout", "coreutils"),
     ("kill", "procps"),
+    ("pgrep", "procps"),
     ("sleep", "coreutils"),
     ("bash", "bash"),
     ("tmux", "tmux"),
