@@ -401,10 +401,12 @@ fn late_stale_copies_and_short_ttls_expire() {
     let expired = a.list(&["--include-expired", "--session", "s1"]);
     assert_eq!(expired[0].state, "expired");
 
-    a.publish("short", &["--ttl", "1s"]);
+    // Long enough to be listed on a loaded machine, short enough to wait for.
+    a.publish("short", &["--ttl", "5s"]);
     assert_eq!(sessions(&a.list(&["--session", "short"])), ["short"]);
-    std::thread::sleep(std::time::Duration::from_millis(1300));
-    assert!(a.list(&["--session", "short"]).is_empty());
+    wait_until("the 5 s record expired", PATIENCE, || {
+        a.list(&["--session", "short"]).is_empty()
+    });
     let gone = a.list(&["--include-expired", "--session", "short"]);
     assert_eq!(gone[0].state, "stale");
 }

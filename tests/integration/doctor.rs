@@ -317,7 +317,7 @@ fn doctor_sees_this_devices_sessions_go_stale_with_no_refresher() {
     let a = w.device("a");
     let owner = KillOnDrop(
         Command::new(require_tool("sleep"))
-            .arg("60")
+            .arg("600")
             .spawn()
             .unwrap(),
     );
@@ -326,8 +326,10 @@ fn doctor_sees_this_devices_sessions_go_stale_with_no_refresher() {
     a.publish("hook", &[]);
     assert!(named(&doctor(&a, 0), "refresher").is_empty());
 
-    // Owned, ttl 8 s; nothing refreshes it.
-    a.publish("owned", &["--ttl", "8s", "--owner-pid", &pid]);
+    // Owned, ttl 24 s; nothing refreshes it. Each stage below has seconds
+    // to spare on a loaded machine: fresh until 18 s, about to expire from
+    // 18 s to 24 s, expired after.
+    a.publish("owned", &["--ttl", "24s", "--owner-pid", &pid]);
     let published = Instant::now();
     let fix_names_the_timer = |c: &JsonCheck| {
         let fix = c.fix.as_deref().unwrap_or_default();
@@ -348,7 +350,7 @@ fn doctor_sees_this_devices_sessions_go_stale_with_no_refresher() {
     fix_names_the_timer(c);
 
     // Past three quarters of its ttl: about to expire.
-    std::thread::sleep(Duration::from_millis(6300).saturating_sub(published.elapsed()));
+    std::thread::sleep(Duration::from_millis(18_300).saturating_sub(published.elapsed()));
     let late = doctor(&a, 0);
     let c = refresher(&late);
     assert_eq!(c.status, "warn", "{c:#?}");
@@ -359,7 +361,7 @@ fn doctor_sees_this_devices_sessions_go_stale_with_no_refresher() {
     fix_names_the_timer(c);
 
     // Expired while its owner runs: no device lists it. A failure.
-    std::thread::sleep(Duration::from_millis(8300).saturating_sub(published.elapsed()));
+    std::thread::sleep(Duration::from_millis(24_300).saturating_sub(published.elapsed()));
     assert!(!sessions(&a.list(&[])).contains(&"owned".to_string()));
     let expired = doctor(&a, 1);
     let c = refresher(&expired);
@@ -396,7 +398,7 @@ fn doctor_sees_this_devices_sessions_go_stale_with_no_refresher() {
             .spawn()
             .unwrap(),
     );
-    wait_until("the record refreshed", Duration::from_secs(10), || {
+    wait_until("the record refreshed", PATIENCE, || {
         sessions(&a.list(&[])).contains(&"owned".to_string())
     });
     let kept = doctor(&a, 0);
@@ -412,17 +414,15 @@ fn a_session_under_presence_run_needs_no_refresher() {
     let a = w.device("a");
     let mut run = KillOnDrop(
         a.cmd()
-            .args(["run", "--session", "wrapped", "--ttl", "8s", "--"])
+            .args(["run", "--session", "wrapped", "--"])
             .arg(require_tool("sleep"))
-            .arg("30")
+            .arg("600")
             .spawn()
             .unwrap(),
     );
-    wait_until(
-        "the wrapped session listed",
-        Duration::from_secs(10),
-        || sessions(&a.list(&[])).contains(&"wrapped".to_string()),
-    );
+    wait_until("the wrapped session listed", PATIENCE, || {
+        sessions(&a.list(&[])).contains(&"wrapped".to_string())
+    });
     let c = doctor(&a, 0);
     let c = refresher(&c);
     assert_eq!(c.status, "ok", "{c:#?}");

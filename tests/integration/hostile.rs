@@ -1,11 +1,10 @@
-//! Hostile directory contents: the listing finishes promptly, lists the good
+//! Hostile directory contents: the listing finishes (it never hangs), lists the good
 //! records, and reports the bad ones under --verbose.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 use serde_json::json;
 
@@ -133,31 +132,8 @@ fn hostile_entries_never_hang_or_break_a_listing() {
     std::fs::write(dir.join(".good.json.123.abc.tmp"), "{").unwrap();
     std::fs::write(dir.join("notes.txt"), "hello").unwrap();
 
-    let start = Instant::now();
-    let mut child = a
-        .cmd()
-        .args(["-v", "list", "--json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if start.elapsed() > Duration::from_secs(20) {
-            child.kill().unwrap();
-            panic!("list hung on hostile directory contents");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: Vec<JsonRow> = parse_json(&String::from_utf8_lossy(&out.stdout), "list --json");
+    let out = run_bounded(&a, &["-v", "list", "--json"]).success();
+    let rows: Vec<JsonRow> = parse_json(&out.stdout, "list --json");
     let mut got = sessions(&rows);
     got.sort();
     // `absurd` claims a 30-year ttl (clamped to 1 h) and arrived just now:
@@ -165,12 +141,7 @@ fn hostile_entries_never_hang_or_break_a_listing() {
     // expires_at < updated_at: a ttl of 1 s, long past. `odd` parses
     // (an out-of-range pid reads as missing) and is expired.
     assert_eq!(got, ["absurd", "bom", "good", "strtimes"]);
-    assert!(
-        start.elapsed() < Duration::from_secs(5),
-        "listing the hostile directory took {:?}",
-        start.elapsed()
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = &out.stderr;
     for (file, reason) in [
         ("fifo.json", "FIFO"),
         ("sock.json", "socket"),
@@ -207,7 +178,7 @@ fn hostile_entries_never_hang_or_break_a_listing() {
         "{stderr}"
     );
     // Nothing read /etc/passwd into the output.
-    assert!(!String::from_utf8_lossy(&out.stdout).contains("root:"));
+    assert!(!out.stdout.contains("root:"));
     // Without -v the listing is quiet about them.
     let quiet = a.run(&["list", "--json"]).success();
     assert!(quiet.stderr.is_empty(), "{}", quiet.stderr);
@@ -274,9 +245,11 @@ fn a_file_that_is_exactly_at_the_limit_is_read() {
     assert_eq!(sessions(&a.list(&[])), ["edge"]);
 }
 
-/// Runs `presence` with `args`, killing it if it has not finished in 10 s.
+/// Runs `presence` with `args`, its output read as it comes; fails the
+/// test, killing it, if it has not finished within `PATIENCE`: a hang, on
+/// any machine.
 fn run_bounded(d: &Device, args: &[&str]) -> Run {
-    let mut child = d
+    let child = d
         .cmd()
         .args(args)
         .stdin(Stdio::null())
@@ -284,15 +257,14 @@ fn run_bounded(d: &Device, args: &[&str]) -> Run {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(10) {
-            child.kill().unwrap();
-            panic!("{args:?} hung");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+    let pid = child.id().to_string();
+    let (tx, done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    let Ok(out) = done.recv_timeout(PATIENCE) else {
+        kill("-KILL", &[&pid]);
+        panic!("{args:?} hung: not finished within {PATIENCE:?}");
+    };
+    let out = out.unwrap();
     Run {
         args: args.iter().map(|s| s.to_string()).collect(),
         code: out.status.code().unwrap_or(-1),
