@@ -372,7 +372,7 @@ fn the_gateway_hook_example_works() {
     let hook = w.tmp.path().join("presence-hook.sh");
     std::fs::write(&hook, example("lifecycle.md", "hook")).unwrap();
     let owner = std::process::Command::new(require_tool("sleep"))
-        .arg("60")
+        .arg("600")
         .spawn()
         .unwrap();
     let run = |args: &[&str]| {

@@ -119,7 +119,7 @@ fn run(dev: &Device, args: &[&str], signal: Option<&str>) -> Output {
     match signal {
         // The command's own status: 0 or 130 after SIGINT, 137 when it
         // ignored SIGINT and had to be killed.
-        Some(after) => cmd.args(["--preserve-status", "-k", "5", "-s", "INT", after]),
+        Some(after) => cmd.args(["--preserve-status", "-k", "30", "-s", "INT", after]),
         None => cmd.args(["60"]),
     };
     cmd.arg(env!("CARGO_BIN_EXE_presence"))

@@ -16,7 +16,7 @@ struct Owner(std::process::Child);
 impl Owner {
     fn start() -> Self {
         let child = std::process::Command::new(require_tool("sleep"))
-            .arg("120")
+            .arg("600")
             .spawn()
             .unwrap();
         Owner(child)

@@ -489,7 +489,7 @@ fn setup_leaves_a_planted_fifo_alone() {
     let bounded = |args: &[&str]| {
         crate::harness::run_ok(
             d.program("timeout")
-                .arg("20")
+                .arg("60")
                 .arg(env!("CARGO_BIN_EXE_presence"))
                 .args(args)
                 .env("PATH", &path)
