@@ -6,7 +6,7 @@
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::harness::*;
 
@@ -123,18 +123,33 @@ fn a_read_only_directory_gives_a_clear_error() {
 fn kill_9_at_random_moments_never_leaves_a_torn_record() {
     let w = World::new();
     let a = w.device("a");
-    let owner = Command::new(require_tool("sleep"))
-        .arg("60")
-        .spawn()
-        .unwrap();
-    let owner_pid = owner.id().to_string();
+    let owner = Owner(
+        Command::new(require_tool("sleep"))
+            .arg("3600")
+            .spawn()
+            .unwrap(),
+    );
+    let owner_pid = owner.0.id().to_string();
+    // Half the sessions are published to the end first: every later write
+    // of theirs, however it is interrupted, replaces a whole record. The
+    // other half may or may not come to exist.
+    const SESSIONS: usize = 10;
+    let written: Vec<String> = (0..SESSIONS / 2).map(|i| format!("k{i}")).collect();
+    for session in &written {
+        a.publish(session, &["--owner-pid", &owner_pid]);
+    }
+    // How long a process runs here: the kills are spread over that and a
+    // half more, so that they fall before, during and after its writes on a
+    // fast machine and a slow one alike. One process in ten runs to its end
+    // to measure it again.
+    let mut life = Duration::ZERO;
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut killed = 0;
+    let (mut killed, mut ended) = (0, 0);
     for i in 0..150 {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        let session = format!("k{}", i % 5);
+        let session = format!("k{}", i % SESSIONS);
         let title = "t".repeat((x % 200) as usize);
         let args: Vec<&str> = match i % 3 {
             0 => vec![
@@ -149,6 +164,7 @@ fn kill_9_at_random_moments_never_leaves_a_torn_record() {
             1 => vec!["refresh"],
             _ => vec!["clear", "--session", &session],
         };
+        let start = Instant::now();
         let mut child = a
             .cmd()
             .args(&args)
@@ -156,10 +172,17 @@ fn kill_9_at_random_moments_never_leaves_a_torn_record() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_micros(x % 8000));
+        if i % 10 == 0 {
+            let _ = child.wait();
+            life = start.elapsed();
+            continue;
+        }
+        std::thread::sleep(life.mul_f64((x % 1000) as f64 / 1000.0 * 1.5));
         if child.try_wait().unwrap().is_none() {
             let _ = child.kill();
             killed += 1;
+        } else {
+            ended += 1;
         }
         let _ = child.wait();
     }
@@ -170,16 +193,38 @@ fn kill_9_at_random_moments_never_leaves_a_torn_record() {
         .filter(|l| l.contains("skipped") && !l.contains("temp file"))
         .collect();
     assert!(torn.is_empty(), "{torn:?}");
+    // Nothing removes a record file here: each one written before the kills
+    // is still there, whole, whatever was interrupted over it.
     let rows: Vec<JsonRow> = parse_json(&out.stdout, "list --all --json");
-    assert!(!rows.is_empty());
-    // Otherwise the test proved nothing about interrupted writes.
-    assert!(killed > 0, "no process was killed mid-run");
+    let listed = sessions(&rows);
+    for session in &written {
+        assert!(
+            listed.contains(session),
+            "the record of {session} is gone or unreadable: {listed:?}\n{}",
+            out.stderr
+        );
+    }
+    // Otherwise the test proved nothing about interrupted writes, or the
+    // kills all came before anything was written.
+    assert!(
+        killed > 0 && ended > 0,
+        "{killed} processes killed mid-run, {ended} ended first"
+    );
     println!(
-        "kill -9: {killed} of 150 processes killed mid-run; {} records, none torn",
+        "kill -9: {killed} of 135 processes killed mid-run, {ended} ended first \
+         (a run takes about {life:?}); {} records, none torn",
         rows.len()
     );
     // Leftover temp files of killed writers are expire's to remove (after 10 min).
-    let mut owner = owner;
-    let _ = owner.kill();
-    let _ = owner.wait();
+    drop(owner);
+}
+
+/// A process that owns records until it is dropped, also when the test fails.
+struct Owner(std::process::Child);
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

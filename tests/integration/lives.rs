@@ -4,15 +4,14 @@
 //! anyone can write), and clear and refresh of one record share one lock
 //! whatever the environment of the process that takes it.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::harness::*;
+use crate::watch::settle;
 
 /// A process that stays alive until dropped: an owner for records.
 struct Owner(Child);
@@ -21,7 +20,7 @@ impl Owner {
     fn start() -> Self {
         Owner(
             std::process::Command::new("sleep")
-                .arg("120")
+                .arg("3600")
                 .spawn()
                 .unwrap(),
         )
@@ -195,52 +194,29 @@ fn a_late_copy_of_an_ended_life_never_comes_up_in_watch() {
     write_record(&w.shared(), &syncthing, &revived_copy(&live, &tomb, 5.0));
     b.publish("m1", &[]);
 
-    let mut watch = Background(
-        b.cmd()
-            .args(["watch", "--json"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let stdout = watch.0.stdout.take().unwrap();
-    let (tx, lines) = mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let s = Stream::start(&b, &["watch", "--json"]);
+    // The initial set, with m1 in it.
     let mut events: Vec<JsonEvent> = Vec::new();
-    let mut next = |timeout: Duration| -> Option<JsonEvent> {
-        let line = lines.recv_timeout(timeout).ok()?;
-        let e = JsonEvent::parse(&line);
+    loop {
+        let e = s.json();
         events.push(e.clone());
-        Some(e)
-    };
-    // The initial set is printed before anything else: wait for m1 in it.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !next(Duration::from_secs(10))
-        .is_some_and(|e| e.event == "up" && e.session() == Some("m1"))
-    {
-        assert!(Instant::now() < deadline, "no `up m1` from watch");
+        if e.event == "ready" {
+            break;
+        }
     }
-    // A second copy of the ended life arrives while watching, then a marker.
+    assert!(
+        events
+            .iter()
+            .any(|e| e.event == "up" && e.session() == Some("m1")),
+        "no `up m1` in the initial set: {events:#?}"
+    );
+    // A second copy of the ended life arrives while watching; everything
+    // the watcher makes of it is printed before the marker's changes.
     let dropbox = format!("{stem} (laptop's conflicted copy 2026-01-01).json");
     write_record(&w.shared(), &dropbox, &revived_copy(&live, &tomb, 10.0));
-    std::thread::sleep(Duration::from_millis(300));
-    b.publish("m2", &[]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !next(Duration::from_secs(10))
-        .is_some_and(|e| e.event == "up" && e.session() == Some("m2"))
-    {
-        assert!(Instant::now() < deadline, "no `up m2` from watch");
-    }
-    // Anything the same change batch still holds.
-    while next(Duration::from_millis(700)).is_some() {}
-    drop(watch);
+    events.extend(settle(&s, &b, "m2"));
+    let (code, stderr) = s.stop();
+    assert_eq!(code, Some(0), "{stderr}");
 
     // Both copies were read by the listing that watch shares.
     for copy in [&syncthing, &dropbox] {
@@ -542,14 +518,9 @@ fn clear_wins_over_refresh_from_another_environment_of_the_same_device() {
             })
             .collect();
         // Race only once the loops are refreshing these records.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while paths.iter().zip(&published).any(|(p, &s)| seq(p) <= s) {
-            assert!(
-                Instant::now() < deadline,
-                "round {round}: refresh never ran"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        wait_until(&format!("round {round}: a refresh"), PATIENCE, || {
+            paths.iter().zip(&published).all(|(p, &s)| seq(p) > s)
+        });
         let mut clear = a.cmd();
         clear.args(["--config", alt_config, "clear", "--session", &session]);
         if round % 2 == 0 {

@@ -4,11 +4,9 @@
 //! run nothing; the confirmation for another device's sessions on a real
 //! pseudo-terminal; and a real `tmux attach` for this machine's session.
 
+use crate::harness::{Device, PATIENCE, Run, Stream, World, kill, require_tool, wait_for};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-use crate::harness::{Device, JsonEvent, Run, World, require_tool};
 
 /// Fake programs that write their argv (NUL-separated) to `argv-NAME` in
 /// `dir` and exit with status 7, so that the status is seen to pass through.
@@ -249,19 +247,21 @@ fn json_rows_say_how_to_open() {
         bad.open_error.as_deref().unwrap().contains("host"),
         "{bad:?}"
     );
-    let out = laptop
-        .program(require_tool("timeout"))
-        .args(["-s", "INT", "3", "presence", "watch", "--json"])
-        .output()
-        .unwrap();
-    let events: Vec<JsonEvent> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(JsonEvent::parse)
-        .collect();
-    let up = events
-        .iter()
-        .find(|e| e.session() == Some("good"))
-        .expect("an up event for the session");
+    // The initial set, up to `ready`, has an `up` for each.
+    let s = Stream::start(&laptop, &["watch", "--json"]);
+    let mut up = None;
+    loop {
+        let e = s.json();
+        if e.event == "ready" {
+            break;
+        }
+        if e.session() == Some("good") {
+            up = Some(e);
+        }
+    }
+    let (code, stderr) = s.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+    let up = up.expect("an up event for the session");
     assert_eq!(up.row().open.as_deref(), Some(&want[..]));
 }
 
@@ -439,6 +439,20 @@ impl TmuxServer {
 
 impl Drop for TmuxServer {
     fn drop(&mut self) {
+        // The panes' processes first: a hang-up of its terminal does not
+        // end a `presence run` that is a pane's own process.
+        if let Ok(out) = self
+            .cmd()
+            .args(["list-panes", "-a", "-F", "#{pane_pid}"])
+            .stderr(Stdio::null())
+            .output()
+        {
+            let pids = String::from_utf8_lossy(&out.stdout).into_owned();
+            let pids: Vec<&str> = pids.split_whitespace().collect();
+            if !pids.is_empty() {
+                kill("-TERM", &pids);
+            }
+        }
         let _ = self.cmd().arg("kill-server").stderr(Stdio::null()).status();
     }
 }
@@ -489,15 +503,13 @@ fn a_local_tmux_session_is_attached_for_real() {
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    let start = Instant::now();
-    while clients().trim() != "work" {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "no client attached; exited: {:?}",
-            child.try_wait()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for("a client to attach", PATIENCE, || {
+        if clients().trim() == "work" {
+            Ok(())
+        } else {
+            Err(format!("exited: {:?}", child.try_wait()))
+        }
+    });
     assert_eq!(
         child.try_wait().unwrap(),
         None,
@@ -509,14 +521,9 @@ fn a_local_tmux_session_is_attached_for_real() {
         .status()
         .unwrap();
     assert!(ok.success());
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(start.elapsed() < Duration::from_secs(20), "still attached");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let (status, _) = wait_for("presence open to end once detached", PATIENCE, || {
+        child.try_wait().unwrap().ok_or("still attached")
+    });
     assert!(status.success(), "{status:?}");
 }
 
@@ -538,7 +545,7 @@ fn publish_and_run_inside_tmux_default_to_its_session() {
         && presence publish --session p-given --endpoint ssh://desk-far/ \
         && presence publish --session p-kept --endpoint https://example.org/ \
         && presence publish --session p-kept --status waiting \
-        && presence run --session r-run -- sleep 30";
+        && presence run --session r-run -- sleep 300";
     let ok = laptop
         .program(&server.tmux)
         .env("TMUX_TMPDIR", &server.tmpdir)
@@ -556,22 +563,21 @@ fn publish_and_run_inside_tmux_default_to_its_session() {
             "split-window",
             "-t",
             "dev-1:0",
-            "presence publish --session p-pane --client shell; sleep 30",
+            "presence publish --session p-pane --client shell; sleep 300",
         ])
         .status()
         .unwrap();
     assert!(ok.success());
-    let start = Instant::now();
-    let rows = loop {
+    let (rows, _) = wait_for("r-run and p-pane to be listed", PATIENCE, || {
         let rows = laptop.list(&[]);
         if rows.iter().any(|r| r.session_id == "r-run")
             && rows.iter().any(|r| r.session_id == "p-pane")
         {
-            break rows;
+            Ok(rows)
+        } else {
+            Err(rows)
         }
-        assert!(start.elapsed() < Duration::from_secs(20), "{rows:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    });
     let endpoint = |id: &str| {
         rows.iter()
             .find(|r| r.session_id == id)

@@ -6,11 +6,15 @@
 //! and the table's fit to the terminal's width and its colour policy.
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 
-use crate::harness::{Device, World, mkfifo, now, require_tool, sessions, write_record};
+use crate::harness::{
+    Device, PATIENCE, World, kill, mkfifo, now, require_tool, sessions, wait_for, wait_until,
+    write_record,
+};
 
 /// Payloads that do something to a terminal when printed raw.
 const PAYLOADS: &[&str] = &[
@@ -64,6 +68,13 @@ fn on_pty(dev: &Device, env: &[(&str, &str)], shell: &str) -> String {
 
 /// [`on_pty`] on a terminal `cols` columns wide.
 fn on_pty_of(cols: usize, dev: &Device, env: &[(&str, &str)], shell: &str) -> String {
+    let out = pty_command(cols, dev, env, shell).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// util-linux `script` running the shell code `shell` on a terminal `cols`
+/// columns wide, in the device's environment.
+fn pty_command(cols: usize, dev: &Device, env: &[(&str, &str)], shell: &str) -> Command {
     let file = dev.root.join("cmd.sh");
     std::fs::write(&file, format!("stty rows 40 cols {cols}\n{shell}\n")).unwrap();
     let mut cmd: Command = dev.program(require_tool("script"));
@@ -75,8 +86,78 @@ fn on_pty_of(cols: usize, dev: &Device, env: &[(&str, &str)], shell: &str) -> St
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd.output().unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    cmd
+}
+
+/// A long-running `presence` on a pseudo-terminal, what the terminal
+/// received read as it comes; `exec` in its shell makes it the process that
+/// `stop` interrupts.
+struct LivePty {
+    child: std::process::Child,
+    received: Arc<Mutex<Vec<u8>>>,
+    reader: std::thread::JoinHandle<()>,
+    pid: String,
+}
+
+impl LivePty {
+    /// Runs `presence ARGS` (a shell word list) on a terminal 200 columns wide.
+    fn start(dev: &Device, env: &[(&str, &str)], args: &str) -> LivePty {
+        let pidfile = dev.root.join("live.pid");
+        let _ = std::fs::remove_file(&pidfile);
+        let shell = format!("echo $$ > \"{}\"; exec presence {args}", pidfile.display());
+        let mut child = pty_command(200, dev, env, &shell)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let sink = received.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = std::io::Read::read(&mut stdout, &mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        let (pid, _) = wait_for(&format!("presence {args} to start"), PATIENCE, || {
+            let text = std::fs::read_to_string(&pidfile).unwrap_or_default();
+            text.strip_suffix('\n')
+                .map(str::to_string)
+                .ok_or("no pid file yet")
+        });
+        LivePty {
+            child,
+            received,
+            reader,
+            pid,
+        }
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.received.lock().unwrap()).into_owned()
+    }
+
+    /// Waits until the terminal has received what `seen` looks for.
+    fn wait_for(&self, what: &str, seen: impl Fn(&str) -> bool) {
+        wait_until(what, PATIENCE, || seen(&self.text()));
+    }
+
+    /// Interrupts it as Ctrl-C would and returns all the terminal received.
+    fn stop(self) -> String {
+        let LivePty {
+            mut child,
+            received,
+            reader,
+            pid,
+        } = self;
+        assert!(kill("-INT", &[&pid]), "kill -INT {pid}");
+        child.wait().unwrap();
+        reader.join().unwrap();
+        String::from_utf8_lossy(&received.lock().unwrap()).into_owned()
+    }
 }
 
 fn plant(dir: &Path) -> Vec<String> {
@@ -162,13 +243,33 @@ fn nothing_from_the_directory_reaches_a_terminal_raw() {
             true,
             false,
         ),
-        (
-            "watch",
-            "(sleep 1; rm -f \"$DIR\"/f1.json; sleep 0.6) & timeout -s INT 2.5 presence watch -v; wait".into(),
-            true,
-            false,
-        ),
-        ("list --watch", "timeout -s INT 1.5 presence list --watch".into(), true, true),
+    ];
+    let check = |what: &str, out: &str, shows: bool, redraw: bool| {
+        assert!(!out.contains("panicked"), "{what}: {out}");
+        assert_clean(what, out, redraw);
+        if shows {
+            assert!(
+                out.contains("\\e") || out.contains("\\u{") || out.contains("\\r"),
+                "{what}: no escaped payload in the output, so the test saw nothing: {out:?}"
+            );
+        }
+    };
+    for (what, shell, shows, redraw) in cases {
+        check(what, &on_pty(&dev, &env, &shell), shows, redraw);
+    }
+    // The initial set, `ready`, and a record going down.
+    let watch = LivePty::start(&dev, &env, "watch -v");
+    watch.wait_for("the initial set and `ready`", |out| out.contains(" ready "));
+    std::fs::remove_file(dir.join("f1.json")).unwrap();
+    watch.wait_for("the deleted record's `down`", |out| {
+        out.contains("down (cleared)")
+    });
+    check("watch", &watch.stop(), true, false);
+    // A whole table (interrupted only once it is drawn).
+    let table = LivePty::start(&dev, &env, "list --watch");
+    table.wait_for("the table", |out| out.contains("SESSION"));
+    check("list --watch", &table.stop(), true, true);
+    let cases: Vec<(&str, String, bool, bool)> = vec![
         ("doctor", "presence doctor".into(), true, false),
         ("devices", "presence devices".into(), true, false),
         ("expire --dry-run", "presence expire --dry-run -v".into(), true, false),
@@ -187,15 +288,7 @@ fn nothing_from_the_directory_reaches_a_terminal_raw() {
         ("expire", "presence expire -v".into(), true, false),
     ];
     for (what, shell, shows, redraw) in cases {
-        let out = on_pty(&dev, &env, &shell);
-        assert!(!out.contains("panicked"), "{what}: {out}");
-        assert_clean(what, &out, redraw);
-        if shows {
-            assert!(
-                out.contains("\\e") || out.contains("\\u{") || out.contains("\\r"),
-                "{what}: no escaped payload in the output, so the test saw nothing: {out:?}"
-            );
-        }
+        check(what, &on_pty(&dev, &env, &shell), shows, redraw);
     }
 }
 
