@@ -176,8 +176,9 @@ fn measure(env: &Env, args: &[&str], live: usize, window: Duration, k: &mut usiz
     let mut child = env.presence(args).stdout(Stdio::piped()).spawn().unwrap();
     let pid = child.id();
     let rx = lines(&mut child);
-    // The initial live set: one line per record, plus the header of a table.
-    let startup = wait_lines(&rx, live + usize::from(table), &args.join(" "));
+    // The initial live set, all of it: one line per record, and the `ready`
+    // line after them (of `watch`) or the header before them (of a table).
+    let startup = wait_lines(&rx, live + 1, &args.join(" "));
     // Let anything the start-up set off die down before measuring.
     std::thread::sleep(Duration::from_secs(2));
     while rx.try_recv().is_ok() {}

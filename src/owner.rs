@@ -116,8 +116,9 @@ mod tests {
         let pid = child.id();
         // The pid exists from the fork on, so the start time is known at once.
         let start = process_info(pid).unwrap().start;
-        // Wait until it has exited but before reaping: a zombie.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        // Wait until it has exited but before reaping: a zombie. The
+        // deadline is for a child that never exits, not for a slow machine.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while !process_info(pid).is_some_and(|i| i.zombie) {
             assert!(std::time::Instant::now() < deadline, "child never exited");
             std::thread::sleep(std::time::Duration::from_millis(10));
