@@ -96,6 +96,8 @@ const STOP_WAIT: Duration = Duration::from_secs(2);
 /// terminal resize or hang-up) already reached the command, which shares
 /// the wrapper's process group, and is not sent twice — many programs treat
 /// a second Ctrl-C as "quit now"; neither is one the command sent itself.
+/// The exception is a hang-up when the wrapper leads its session: the kernel
+/// sends that to the leader alone, so the wrapper passes it on.
 ///
 /// Job control: after a SIGTSTP, SIGTTIN or SIGTTOU the wrapper waits for
 /// the command to stop and then stops itself, so that the shell sees the
@@ -170,7 +172,15 @@ fn forward(origin: &Origin, child: Pid, last: &AtomicUsize) {
     }
     let sender = origin.process.as_ref().map(|p| p.pid);
     let from_other = sender.is_some_and(|p| p != child.as_raw_nonzero().get() && p != 0);
-    if from_other && let Some(s) = Signal::from_named_raw(sig) {
+    // A terminal's hang-up reaches its session's leader alone. When that is
+    // the wrapper (`exec presence run …`, a tmux pane's command, `ssh -t
+    // host presence run …`), the command would never hear of it.
+    let hangup_to_leader = sig == libc::SIGHUP
+        && sender.is_none_or(|p| p == 0)
+        && rustix::process::getsid(None).is_ok_and(|sid| sid == rustix::process::getpid());
+    if (from_other || hangup_to_leader)
+        && let Some(s) = Signal::from_named_raw(sig)
+    {
         let _ = kill_process(child, s);
     }
     if stop && stopped(child, last) {

@@ -1040,3 +1040,46 @@ fn clear_by_instance_and_session_also_ends_the_life_keyed_by_it() {
     assert!(a.list(&[]).is_empty(), "{:?}", sessions(&a.list(&[])));
     assert_eq!(a.show("s2").state, "ended");
 }
+
+/// `presence run` as the leader of its terminal's session (`exec presence
+/// run …` on a terminal, as a tmux pane's command or `ssh -t host presence
+/// run …` start it): the kernel sends the terminal's hang-up to the leader
+/// alone, so the wrapper passes it on; its command ends, and so does the
+/// record.
+#[test]
+fn run_leading_its_terminals_session_passes_a_hang_up_on() {
+    let w = World::new();
+    let a = w.device("a");
+    let pidfile = w.tmp.path().join("command-pid");
+    let inner = format!(
+        "exec {} run --session hup -- sh -c 'echo $$ > {}; exec sleep 600'",
+        env!("CARGO_BIN_EXE_presence"),
+        pidfile.display()
+    );
+    // `script` gives the command a terminal whose session it leads.
+    let mut terminal = Owner(
+        a.program(require_tool("script"))
+            .args(["-qfec", &inner, "/dev/null"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let command: u32 = read_when_written(&pidfile).trim().parse().unwrap();
+    wait_until("the session to be listed", PATIENCE, || {
+        sessions(&a.list(&[])) == ["hup"]
+    });
+    // The terminal goes away: its master side closes, the slave hangs up.
+    terminal.kill();
+    wait_until("the command to end on the hang-up", PATIENCE, || {
+        proc_state(command).is_none_or(|s| s == 'Z')
+    });
+    let (row, _) = wait_for("the record ended", PATIENCE, || {
+        let rows = a.list(&["--include-expired", "--session", "hup"]);
+        match rows.first() {
+            Some(r) if r.state == "ended" => Ok(r.clone()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    assert!(!row.live, "{row:?}");
+}
