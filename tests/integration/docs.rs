@@ -617,13 +617,18 @@ fn scripts_test_names_every_failure_and_stops_its_load() {
     let loops = root.join("loops");
     // The fake cargo notes its calls and, while the tests "run", the busy
     // loops beside it: the script's children (cargo's parent, or the
-    // parent's parent when cargo runs in a subshell) that spin.
+    // parent's parent when cargo runs in a subshell) that spin, once $WANT
+    // of them have started (a loop just forked may not have exec'd yet).
     std::fs::write(
         bin.join("cargo"),
         "#!/bin/bash\necho \"cargo $*\" >> \"$LOG\"\n\
          [[ $* == *--no-run* ]] && exit 0\n\
          read -r _ _ _ up _ < /proc/$PPID/stat\n\
-         pgrep -f -P $PPID,$up '^bash -c while :; do :; done$' > \"$LOOPS\"\n\
+         for _ in $(seq 600); do\n\
+         \x20 pgrep -f -P $PPID,$up '^bash -c while :; do :; done$' > \"$LOOPS\"\n\
+         \x20 [ \"$(wc -l < \"$LOOPS\")\" -ge \"$WANT\" ] && break\n\
+         \x20 sleep 0.1\n\
+         done\n\
          cat <<'X'\n\
          \x20    Running unittests src/lib.rs (target/debug/deps/presence-0123)\n\
          test a::fine ... ok\n\
@@ -643,10 +648,11 @@ fn scripts_test_names_every_failure_and_stops_its_load() {
         &std::env::var_os("PATH").unwrap_or_default(),
     )))
     .unwrap();
-    let run = |args: &[&str]| {
+    let run = |args: &[&str], loops_wanted: &str| {
         let out = std::process::Command::new(&bash)
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/test"))
             .args(args)
+            .env("WANT", loops_wanted)
             .env("PATH", &path)
             .env("LOG", &log)
             .env("LOOPS", &loops)
@@ -662,7 +668,7 @@ fn scripts_test_names_every_failure_and_stops_its_load() {
         )
     };
 
-    let (code, stdout, calls) = run(&["--lib"]);
+    let (code, stdout, calls) = run(&["--lib"], "0");
     assert_eq!(code, Some(101), "{stdout}");
     assert_eq!(calls, "cargo test --locked --no-fail-fast --lib\n");
     let summary = &stdout[stdout
@@ -685,7 +691,7 @@ fn scripts_test_names_every_failure_and_stops_its_load() {
     );
     assert_eq!(std::fs::read_to_string(&loops).unwrap(), "");
 
-    let (code, stdout, calls) = run(&["--under-load", "--lib"]);
+    let (code, stdout, calls) = run(&["--under-load", "--lib"], "2");
     assert_eq!(code, Some(101), "{stdout}");
     assert_eq!(
         calls,

@@ -192,6 +192,7 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("mkfifo", "coreutils"),
     ("timeout", "coreutils"),
     ("kill", "procps"),
+    ("env", "coreutils"),
     ("pgrep", "procps"),
     ("sleep", "coreutils"),
     ("bash", "bash"),

@@ -415,8 +415,13 @@ fn run_forwards_catchable_signals_and_survives_them() {
         ready.display(),
         go.display()
     );
+    // With SIGINT and SIGQUIT at their defaults, whatever started the
+    // tests: a wrapper keeps a signal ignored on entry ignored, and a
+    // shell ignores those two for the commands it starts in the background.
     let mut wrapper = a
-        .cmd()
+        .program(require_tool("env"))
+        .arg("--default-signal=INT,QUIT")
+        .arg(env!("CARGO_BIN_EXE_presence"))
         .args(["run", "--session", "sig", "--", "sh", "-c", &script])
         .spawn()
         .unwrap();
@@ -484,8 +489,11 @@ fn job_control_on_a_terminal_suspends_and_resumes_run() {
     let pidfile = w.tmp.path().join("child.pid");
     // An interactive shell on a pseudo-terminal, typed into: Ctrl-Z, fg and
     // Ctrl-C come from the terminal, as a person would send them.
+    // SIGINT at its default, however the tests were started (see above).
     let mut term = a
-        .program(require_tool("script"))
+        .program(require_tool("env"))
+        .arg("--default-signal=INT,QUIT")
+        .arg(require_tool("script"))
         .args(["-qec", "sh -i", "/dev/null"])
         .env("TERM", "dumb")
         .env("PS1", "$ ")
