@@ -599,8 +599,9 @@ fn scripts_test_installs_what_is_missing_or_says_how() {
 /// A run in which two test binaries fail, one of them without naming a test
 /// (as a crash does): scripts/test lets cargo go on past the first failure
 /// (`--no-fail-fast`), passes cargo's status on, and ends with every failing
-/// test and binary, the totals and the wall time. With `--under-load` it
-/// builds first, runs the tests beside busy loops, and stops the loops.
+/// test and binary, the totals and the wall time, even when a process left
+/// behind holds cargo's output open. With `--under-load` it builds first,
+/// runs the tests beside busy loops, and stops the loops.
 #[test]
 fn scripts_test_names_every_failure_and_stops_its_load() {
     use std::os::unix::fs::PermissionsExt;
@@ -623,6 +624,7 @@ fn scripts_test_names_every_failure_and_stops_its_load() {
         bin.join("cargo"),
         "#!/bin/bash\necho \"cargo $*\" >> \"$LOG\"\n\
          [[ $* == *--no-run* ]] && exit 0\n\
+         [[ -n $LEAK ]] && { sleep 60 & echo $! > \"$LEAK\"; }\n\
          read -r _ _ _ up _ < /proc/$PPID/stat\n\
          for _ in $(seq 600); do\n\
          \x20 pgrep -f -P $PPID,$up '^bash -c while :; do :; done$' > \"$LOOPS\"\n\
@@ -648,11 +650,13 @@ fn scripts_test_names_every_failure_and_stops_its_load() {
         &std::env::var_os("PATH").unwrap_or_default(),
     )))
     .unwrap();
-    let run = |args: &[&str], loops_wanted: &str| {
+    let leak = root.join("leak");
+    let run = |args: &[&str], loops_wanted: &str, leak: &Path| {
         let out = std::process::Command::new(&bash)
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/test"))
             .args(args)
             .env("WANT", loops_wanted)
+            .env("LEAK", leak)
             .env("PATH", &path)
             .env("LOG", &log)
             .env("LOOPS", &loops)
@@ -668,7 +672,15 @@ fn scripts_test_names_every_failure_and_stops_its_load() {
         )
     };
 
-    let (code, stdout, calls) = run(&["--lib"], "0");
+    // A process left behind holds cargo's output open: the run still ends
+    // once cargo has.
+    let (code, stdout, calls) = run(&["--lib"], "0", &leak);
+    let leaked = std::fs::read_to_string(&leak).unwrap();
+    assert!(
+        Path::new("/proc").join(leaked.trim()).exists(),
+        "the process left behind ended first"
+    );
+    assert!(kill("-KILL", &[leaked.trim()]));
     assert_eq!(code, Some(101), "{stdout}");
     assert_eq!(calls, "cargo test --locked --no-fail-fast --lib\n");
     let summary = &stdout[stdout
@@ -691,7 +703,7 @@ fn scripts_test_names_every_failure_and_stops_its_load() {
     );
     assert_eq!(std::fs::read_to_string(&loops).unwrap(), "");
 
-    let (code, stdout, calls) = run(&["--under-load", "--lib"], "2");
+    let (code, stdout, calls) = run(&["--under-load", "--lib"], "2", Path::new(""));
     assert_eq!(code, Some(101), "{stdout}");
     assert_eq!(
         calls,

@@ -412,11 +412,16 @@ fn doctor_sees_this_devices_sessions_go_stale_with_no_refresher() {
 fn a_session_under_presence_run_needs_no_refresher() {
     let w = World::new();
     let a = w.device("a");
+    // Its output goes nowhere: should the test fail, a command outliving
+    // its killed wrapper holds no pipe of the test run's.
     let mut run = KillOnDrop(
         a.cmd()
             .args(["run", "--session", "wrapped", "--"])
             .arg(require_tool("sleep"))
             .arg("600")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap(),
     );
@@ -427,6 +432,9 @@ fn a_session_under_presence_run_needs_no_refresher() {
     let c = refresher(&c);
     assert_eq!(c.status, "ok", "{c:#?}");
     assert!(run.0.try_wait().unwrap().is_none(), "run ended early");
+    // The wrapper passes SIGTERM on to its command and ends with it.
+    assert!(kill("-TERM", &[&run.0.id().to_string()]));
+    assert_eq!(run.0.wait().unwrap().code(), Some(128 + 15));
 }
 
 #[test]
