@@ -185,6 +185,8 @@ proptest! {
             .find_map(|(_, b)| serde_json::from_slice::<Value>(b).ok()?["session_id"].as_str().map(String::from))
             .filter(|s| !s.contains('\0'))
             .unwrap_or_else(|| "absent".into());
+        // An id may start with `-`: passed after `--` or as `--session=ID`.
+        let clear_session = format!("--session={shown_id}");
         let ok: &[i32] = &[0];
         let cases: Vec<(Vec<&str>, &[i32])> = vec![
             (vec!["list"], ok),
@@ -192,8 +194,8 @@ proptest! {
             (vec!["list", "--all", "--include-expired", "--all-profiles", "-v"], ok),
             (vec!["list", "--format", "{session_id} {title} {metadata} {host}"], ok),
             (vec!["list", "--count"], ok),
-            (vec!["show", &shown_id], &[0, 1]),
-            (vec!["show", &shown_id, "--json"], &[0, 1]),
+            (vec!["show", "--", &shown_id], &[0, 1]),
+            (vec!["show", "--json", "--", &shown_id], &[0, 1]),
             (vec!["open", "--print", "--", &shown_id], &[0, 1, 2]),
             (vec!["doctor"], &[0, 1]),
             (vec!["doctor", "--json"], &[0, 1]),
@@ -205,7 +207,7 @@ proptest! {
             (vec!["publish", "--session", &id, "--title", &id], &[0, 2, 3]),
             (vec!["run", "--session", "wrapped", "--", "true"], ok),
             (vec!["run", "--session", "mine", "--", "true"], ok),
-            (vec!["clear", "--session", &shown_id], ok),
+            (vec!["clear", &clear_session], ok),
             (vec!["expire"], ok),
         ];
         for (args, allowed) in &cases {
