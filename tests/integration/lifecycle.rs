@@ -1064,9 +1064,12 @@ fn run_leading_its_terminals_session_passes_a_hang_up_on() {
         env!("CARGO_BIN_EXE_presence"),
         pidfile.display()
     );
-    // `script` gives the command a terminal whose session it leads.
+    // `script` gives the command a terminal whose session it leads (with
+    // SIGHUP at its default, also under nohup: an ignored one stays so).
     let mut terminal = Owner(
-        a.program(require_tool("script"))
+        a.program(require_tool("env"))
+            .arg("--default-signal=HUP,INT,QUIT")
+            .arg(require_tool("script"))
             .args(["-qfec", &inner, "/dev/null"])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())

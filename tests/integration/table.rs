@@ -345,14 +345,15 @@ fn a_watcher_whose_reader_left_exits() {
         &["list", "--watch", "--format", "{session_id}"][..],
         &["list", "--watch"][..],
     ] {
-        let mut child = a
-            .cmd()
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut child = crate::clocks::KillOnDrop(
+            a.cmd()
+                .args(args)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let mut out = BufReader::new(child.0.stdout.take().unwrap());
         let mut first = String::new();
         out.read_line(&mut first).unwrap();
         assert!(!first.is_empty(), "{args:?}");
@@ -361,7 +362,7 @@ fn a_watcher_whose_reader_left_exits() {
         let (status, _) = wait_for(
             &format!("{args:?} to exit after its reader left"),
             PATIENCE,
-            || child.try_wait().unwrap().ok_or("still runs"),
+            || child.0.try_wait().unwrap().ok_or("still runs"),
         );
         assert_eq!(status.code(), Some(0), "{args:?}");
     }

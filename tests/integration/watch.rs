@@ -97,7 +97,8 @@ fn scenario(poll: bool) {
             }
         }
         ttl *= 4;
-        assert!(ttl <= 64, "the watcher never read mine while it was live");
+        // (A down must come within the stream's patience, 60 s.)
+        assert!(ttl <= 16, "the watcher never read mine while it was live");
     };
     assert_eq!(summary(&up), format!("up mine@{host}"));
     assert!(up.row().local);

@@ -299,7 +299,7 @@ impl Devices {
     fn run(&self, name: &str, command: &str, interrupt: bool) -> (i32, String, String) {
         use std::io::Read;
         let [unshare, hostname, bash, timeout] = &self.tools;
-        let limit = if interrupt { "-sINT 60" } else { "-k2 60" };
+        let limit = if interrupt { "-k30 -sINT 60" } else { "-k2 60" };
         let script = format!(
             "{} {name} && exec {} {limit} {} -o pipefail -c \"$0\"",
             hostname.display(),
