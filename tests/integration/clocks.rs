@@ -4,33 +4,11 @@
 //! live once its writer's clock is known.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::json;
 
 use crate::harness::*;
-
-/// A child process killed and reaped when the test ends, however it ends.
-pub(crate) struct KillOnDrop(pub std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// An owner process for a session: lives far longer than any test, and is
-/// killed when the test ends.
-pub(crate) fn owner() -> KillOnDrop {
-    KillOnDrop(
-        Command::new(require_tool("sleep"))
-            .arg("3600")
-            .spawn()
-            .unwrap(),
-    )
-}
 
 /// When the file at `path` last arrived or changed here (its ctime, Unix
 /// seconds), which is what a record's liveness is measured from.

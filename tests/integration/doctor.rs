@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::clocks::KillOnDrop;
 use crate::harness::*;
 
 fn doctor(dev: &Device, code: i32) -> Vec<JsonCheck> {

@@ -5,7 +5,7 @@
 //! made fails them with the reason instead of skipping them.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::harness::*;
@@ -123,12 +123,7 @@ fn a_read_only_directory_gives_a_clear_error() {
 fn kill_9_at_random_moments_never_leaves_a_torn_record() {
     let w = World::new();
     let a = w.device("a");
-    let owner = Owner(
-        Command::new(require_tool("sleep"))
-            .arg("3600")
-            .spawn()
-            .unwrap(),
-    );
+    let owner = owner();
     let owner_pid = owner.0.id().to_string();
     // Half the sessions are published to the end first: every later write
     // of theirs, however it is interrupted, replaces a whole record. The
@@ -217,14 +212,4 @@ fn kill_9_at_random_moments_never_leaves_a_torn_record() {
     );
     // Leftover temp files of killed writers are expire's to remove (after 10 min).
     drop(owner);
-}
-
-/// A process that owns records until it is dropped, also when the test fails.
-struct Owner(std::process::Child);
-
-impl Drop for Owner {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }

@@ -285,6 +285,27 @@ pub fn wait_for<T, S: std::fmt::Debug>(
     }
 }
 
+/// A child process killed and reaped when the test ends, however it ends.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// An owner process for a session: lives far longer than any test, and is
+/// killed when the test ends.
+pub fn owner() -> KillOnDrop {
+    KillOnDrop(
+        std::process::Command::new(require_tool("sleep"))
+            .arg("3600")
+            .spawn()
+            .unwrap(),
+    )
+}
+
 /// Session ids of a listing, in order.
 pub fn sessions(rows: &[JsonRow]) -> Vec<String> {
     rows.iter().map(|r| r.session_id.clone()).collect()

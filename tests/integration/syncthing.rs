@@ -32,7 +32,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::clocks::KillOnDrop;
 use crate::harness::*;
 
 static ONE_PAIR_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -590,7 +589,7 @@ fn syncthing_clock_skew_on_the_writer_does_not_fool_the_reader() {
     // reads. (Not A again: A's clock ran 10 min ahead a moment ago, and a
     // clock set back is followed only as its old samples leave the window —
     // see clock.rs — which is not what this part is about.)
-    let owner = crate::clocks::owner();
+    let owner = owner();
     run_ok(
         faked(p.pb.cmd(), "-2m")
             .args([
@@ -907,7 +906,7 @@ fn syncthing_a_session_that_died_while_a_device_was_offline_never_flashes_back()
     // session's late copy live for a full ttl on rejoin.
     let mut p = Pair::up(&w, "");
     let ttl = p.ttl();
-    let owner = crate::clocks::owner();
+    let owner = owner();
     p.pa.publish(
         "dies",
         &[
@@ -987,7 +986,7 @@ fn record_file(dir: &Path, session: &str) -> String {
 /// `session` with `ttl` seconds, owned by a `sleep` and refreshed every
 /// second; returns the owner and the refresher, which stop when dropped.
 fn skewed_writer(dev: &Device, session: &str, offset: &str, ttl: f64) -> (KillOnDrop, KillOnDrop) {
-    let owner = crate::clocks::owner();
+    let owner = owner();
     run_ok(
         faked(dev.cmd(), offset)
             .args(["publish", "--session", session, "--ttl", &format!("{ttl}s")])
@@ -1113,7 +1112,7 @@ fn syncthing_a_third_device_rejoining_through_b_never_shows_the_dead_session() {
     let w = World::new();
     let mut l = Line::up(&w);
     let ttl = l.ttl();
-    let owner = crate::clocks::owner();
+    let owner = owner();
     l.pa.publish(
         "relayed",
         &[
@@ -1238,7 +1237,7 @@ fn syncthing_an_own_record_deleted_on_the_other_device_is_back_within_a_refresh(
     let ttl = p.ttl();
     // Refreshes far enough apart for a delete to travel between two.
     let every = (ttl / 4.0).ceil();
-    let owner = crate::clocks::owner();
+    let owner = owner();
     p.pa.publish(
         "kept",
         &[

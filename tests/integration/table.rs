@@ -345,7 +345,7 @@ fn a_watcher_whose_reader_left_exits() {
         &["list", "--watch", "--format", "{session_id}"][..],
         &["list", "--watch"][..],
     ] {
-        let mut child = crate::clocks::KillOnDrop(
+        let mut child = KillOnDrop(
             a.cmd()
                 .args(args)
                 .stdout(Stdio::piped())
