@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 use crate::change::Own;
 use crate::clock::Clocks;
 use crate::config::ShowSet;
-use crate::dedupe::{self, Digest, Rank, Reducer};
+use crate::dedupe::{self, Digest, EndedLives, Rank, Reducer};
 use crate::error::{Error, Result};
 use crate::liveness::{self, State};
 use crate::record::Probe;
@@ -264,6 +264,15 @@ pub struct Watcher {
     files: HashMap<FileId, Known>,
     /// The files of each dedupe group.
     groups: HashMap<GroupId, HashSet<FileId>>,
+    /// The group of each file of each life (a life's files nearly always
+    /// share one group; a copy left behind by a changed endpoint does not).
+    lives: HashMap<Digest, Vec<GroupId>>,
+    /// The lives over anywhere, among every file known: each group is
+    /// decided against all of them, as `list` decides.
+    ended: EndedLives,
+    /// Lives that came to an end, or stopped being ended, in this batch:
+    /// every group holding one of their files is decided again.
+    turned: Vec<Digest>,
     live: HashMap<GroupId, Live>,
     deadlines: BTreeSet<(At, GroupId)>,
     next_rescan: Instant,
@@ -339,6 +348,9 @@ impl Watcher {
             clocks: registry_clocks,
             files: HashMap::new(),
             groups: HashMap::new(),
+            lives: HashMap::new(),
+            ended: EndedLives::default(),
+            turned: Vec::new(),
             live: HashMap::new(),
             deadlines: BTreeSet::new(),
             next_rescan: Instant::now() + opts.rescan,
@@ -540,6 +552,10 @@ impl Watcher {
                         affected.insert(p.key.clone());
                         let members = self.groups.entry(p.key.clone()).or_default();
                         members.insert(id.clone());
+                        self.lives.entry(p.life).or_default().push(p.key.clone());
+                        if self.ended.add(p.life, p.times[2].is_some()) {
+                            self.turned.push(p.life);
+                        }
                     }
                     self.files.insert(id, known);
                 }
@@ -555,6 +571,10 @@ impl Watcher {
         self.registry.remember_clocks(&known, &learned, now);
         for id in gone {
             affected.extend(self.forget(&id));
+        }
+        // A tombstone that came or went changes its life in every group.
+        for life in std::mem::take(&mut self.turned) {
+            affected.extend(self.lives.get(&life).into_iter().flatten().cloned());
         }
         while let Some((at, _)) = self.deadlines.first()
             && at.0 <= now
@@ -635,14 +655,25 @@ impl Watcher {
 
     /// Drops what is known of `id`; returns the group it belonged to.
     fn forget(&mut self, id: &FileId) -> Option<GroupId> {
-        let key = self.files.remove(id)?.probe?.key;
-        if let Some(members) = self.groups.get_mut(&key) {
+        let p = self.files.remove(id)?.probe?;
+        if let Some(members) = self.groups.get_mut(&p.key) {
             members.remove(id);
             if members.is_empty() {
-                self.groups.remove(&key);
+                self.groups.remove(&p.key);
             }
         }
-        Some(key)
+        if let Some(groups) = self.lives.get_mut(&p.life) {
+            if let Some(i) = groups.iter().position(|g| *g == p.key) {
+                groups.swap_remove(i);
+            }
+            if groups.is_empty() {
+                self.lives.remove(&p.life);
+            }
+        }
+        if self.ended.remove(p.life, p.times[2].is_some()) {
+            self.turned.push(p.life);
+        }
+        Some(p.key)
     }
 
     /// Every session with a record in group `key`, and whether any of its
@@ -651,7 +682,8 @@ impl Watcher {
         let mut out: BTreeMap<String, bool> = BTreeMap::new();
         for id in self.groups.get(key).into_iter().flatten() {
             if let Some(p) = self.files.get(id).and_then(|k| k.probe.as_ref()) {
-                *out.entry(p.session_id.to_string()).or_default() |= p.times[2].is_some();
+                *out.entry(p.session_id.to_string()).or_default() |=
+                    p.times[2].is_some() || self.ended.contains(p.life);
             }
         }
         out
@@ -668,11 +700,11 @@ impl Watcher {
             let clock = self.registry.writer_clock(&self.clocks, &p.device, now);
             let state = liveness::state_of(p.times, p.ctime, now, clock);
             let mut copy =
-                dedupe::Copy::new(&id.1, p.updated_at, p.seq, p.times[2].is_some(), state);
+                dedupe::FileCopy::new(&id.1, p.updated_at, p.seq, p.times[2].is_some(), state);
             copy.dir = id.0;
             reducer.add(p.group, p.life, copy);
         }
-        let group = reducer.finish().into_iter().next()?;
+        let group = reducer.finish_against(&self.ended).into_iter().next()?;
         Some(((group.winner.dir, group.winner.file), group.state))
     }
 
