@@ -111,7 +111,6 @@
 //  11. CLI ............ src/cli (binary, one exit-code enum); doctor (one
 //                       function per check); error (typed errors)
 
-mod change;
 mod clock;
 mod config;
 mod dedupe;
@@ -119,7 +118,6 @@ mod doctor;
 mod error;
 mod expire;
 mod ledger;
-mod lifecycle;
 pub mod limits;
 mod liveness;
 mod local;
@@ -140,16 +138,17 @@ pub use config::{
 pub use dedupe::LossReason;
 pub use doctor::{Check, Status, stignore_ignores_temp_files, sync_folder};
 pub use error::{ConfigError, Error, Result};
-pub use expire::{ExpireOutcome, Garbage, Reason as GarbageReason};
-pub use lifecycle::{Guard, RefreshOutcome, RefreshStep, StepKind};
+pub use expire::{Garbage, Reason as GarbageReason};
 pub use liveness::State;
 pub use local::LocalDirs;
 pub use record::{ParseError, Record};
 pub use redact::{REDACTED, Redaction, redact_text};
+pub use registry::ExpireOutcome;
 pub use registry::{
     ClearOutcome, Cleared, Device, Field, ListOptions, Listing, PublishRequest, Published,
     Registry, Row, UnknownField,
 };
+pub use registry::{Guard, RefreshOutcome, RefreshStep, StepKind};
 pub use store::{SkipReason, Skipped};
 pub use text::terminal_safe;
 pub use watch::{DownReason, Event, MIN_POLL, WatchOptions, WatchStats, Watcher};

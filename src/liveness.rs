@@ -153,6 +153,45 @@ pub(crate) fn deadline(record: &Record, ctime: f64, clock: impl Into<WriterClock
     Some((ctime + record_ttl(record)).min(clock.into().expiry(expires_at)))
 }
 
+// ---- A record's lifecycle as pure transformations: what refresh, clear
+// and the keep-alive write.
+
+/// `record` turned into a tombstone at `now`.
+///
+/// `expires_at` is set `skew` before `ended_at`, so that a reader that only
+/// filters on `expires_at > now` (Hermes does) stops showing the session as
+/// soon as the tombstone arrives, even with a clock up to `skew` behind.
+pub(crate) fn tombstone(mut record: Record, now: f64, skew: f64) -> Record {
+    record.ended_at = Some(now);
+    record.expires_at = Some(now - skew);
+    record.updated_at = Some(now);
+    record.status = "ended".into();
+    record.seq = record.seq.saturating_add(1);
+    record
+}
+
+/// The tombstone to write for `base` (what this device last wrote for a
+/// life, see `Current::base` in registry/change.rs) at `now`: a new one, or — when
+/// the life had already ended here and a sync engine brought a live copy
+/// back — the same end written again, ranked above that copy.
+pub(crate) fn end_of(mut base: Record, now: f64, skew: f64) -> Record {
+    if base.ended_at.is_some() {
+        base.seq = base.seq.saturating_add(1);
+        base
+    } else {
+        tombstone(base, now, skew)
+    }
+}
+
+/// `record` re-published at `now`, keeping its own ttl.
+pub(crate) fn refreshed(mut record: Record, now: f64) -> Record {
+    let ttl = record_ttl(&record);
+    record.updated_at = Some(now);
+    record.expires_at = Some(now + ttl);
+    record.seq = record.seq.saturating_add(1);
+    record
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,13 +42,13 @@ use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use crate::change::Own;
 use crate::clock::Clocks;
 use crate::config::ShowSet;
 use crate::dedupe::{self, Digest, EndedLives, Rank, Reducer};
 use crate::error::{Error, Result};
 use crate::liveness::{self, State};
 use crate::record::Probe;
+use crate::registry::change::Own;
 use crate::registry::{Registry, Row};
 use crate::store::{self, Dir, Stamp};
 

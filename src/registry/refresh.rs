@@ -14,13 +14,13 @@
 
 use serde::Serialize;
 
-use crate::change::{Change, Done};
 use crate::error::Result;
 use crate::ledger;
-use crate::liveness;
+use crate::liveness::{end_of, refreshed, tombstone};
 use crate::owner::{self, OwnerState};
 use crate::record::Record;
 use crate::registry::Registry;
+use crate::registry::change::{Change, Done};
 use crate::store::Stamp;
 
 /// What one refresh pass decided for one record.
@@ -70,42 +70,6 @@ impl RefreshOutcome {
         self.left += other.left;
         self.changed += other.changed;
     }
-}
-
-/// `record` turned into a tombstone at `now`.
-///
-/// `expires_at` is set `skew` before `ended_at`, so that a reader that only
-/// filters on `expires_at > now` (Hermes does) stops showing the session as
-/// soon as the tombstone arrives, even with a clock up to `skew` behind.
-pub(crate) fn tombstone(mut record: Record, now: f64, skew: f64) -> Record {
-    record.ended_at = Some(now);
-    record.expires_at = Some(now - skew);
-    record.updated_at = Some(now);
-    record.status = "ended".into();
-    record.seq = record.seq.saturating_add(1);
-    record
-}
-
-/// The tombstone to write for `base` (what this device last wrote for a
-/// life, see [`crate::change::Current::base`]) at `now`: a new one, or — when
-/// the life had already ended here and a sync engine brought a live copy
-/// back — the same end written again, ranked above that copy.
-pub(crate) fn end_of(mut base: Record, now: f64, skew: f64) -> Record {
-    if base.ended_at.is_some() {
-        base.seq = base.seq.saturating_add(1);
-        base
-    } else {
-        tombstone(base, now, skew)
-    }
-}
-
-/// `record` re-published at `now`, keeping its own ttl.
-fn refreshed(mut record: Record, now: f64) -> Record {
-    let ttl = liveness::record_ttl(&record);
-    record.updated_at = Some(now);
-    record.expires_at = Some(now + ttl);
-    record.seq = record.seq.saturating_add(1);
-    record
 }
 
 impl Registry {
@@ -164,7 +128,9 @@ impl Registry {
                 continue;
             }
             let stamp = match dir.read_entry(&mine.file) {
-                Ok(Some(e)) if crate::change::holds(&e, &mine) && e.record.ended_at.is_none() => {
+                Ok(Some(e))
+                    if crate::registry::change::holds(&e, &mine) && e.record.ended_at.is_none() =>
+                {
                     Some(e.stamp)
                 }
                 // Gone while this device's ledger says the life goes on
@@ -239,10 +205,6 @@ impl Registry {
         self.apply_refresh(&plan, now)
     }
 }
-
-mod guard;
-
-pub use guard::Guard;
 
 #[cfg(test)]
 pub(crate) mod tests {

@@ -8,14 +8,14 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::refreshed;
-use crate::change::{Change, Done};
 use crate::error::{Error, Result};
 use crate::ledger::Life;
 use crate::liveness;
+use crate::liveness::refreshed;
 use crate::owner;
 use crate::record::Record;
 use crate::redact;
+use crate::registry::change::{Change, Done};
 use crate::registry::{PublishRequest, Published, Registry};
 use crate::store;
 
@@ -373,7 +373,7 @@ impl Drop for Guard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lifecycle::tests::{fixture, req};
+    use crate::registry::refresh::tests::{fixture, req};
 
     #[test]
     fn a_guard_refreshes_updates_and_clears_on_drop() {

@@ -1,0 +1,152 @@
+//! `show`: the newest record of one session, live or not.
+
+use crate::clock::Clocks;
+use crate::dedupe::{self, Digest};
+use crate::error::Result;
+use crate::liveness::State;
+use crate::record::Probe;
+use crate::scan_cache;
+use crate::store::{self, Entry};
+
+use super::{ListOptions, Listing, Registry, Row};
+
+impl Registry {
+    /// The newest record (live or not) whose `session_id` or `session_key` is
+    /// `id`, among the labels this profile shows, and how many others matched.
+    pub fn show(&self, id: &str, now: f64) -> Result<Option<(Row, usize)>> {
+        let dirs = self.open_dirs()?;
+        let show = self.show_set(false);
+        let clocks = self.local.clocks();
+        // Every file is probed into a slot, as `list` does; only the groups
+        // holding a match, and the other copies of their lives (a tombstone
+        // elsewhere ends a life), are then read in full, as `list --all`
+        // reads them.
+        let mut learned = Clocks::default();
+        let mut slots = Vec::new();
+        let mut listed_names = Vec::with_capacity(dirs.len());
+        for dir in &dirs {
+            listed_names.push(dir.candidates()?);
+        }
+        let counts: Vec<usize> = listed_names.iter().map(|(n, _)| n.len()).collect();
+        // Rows show credential-shaped ids redacted, and `show` matches the
+        // id as shown: an id holding the redaction mark may match any file.
+        let wild = id.contains("[redacted");
+        // The scan cache, read but not written: `list` keeps it.
+        let (_, caches) = self.scan_caches(&dirs, &counts);
+        let mut scans = Vec::with_capacity(dirs.len());
+        for (at, (dir, (names, mut report))) in dirs.iter().zip(listed_names).enumerate() {
+            let cache = caches.get(at).and_then(Option::as_ref);
+            let lookup = cache.map(|c| c.index(&names));
+            type Acc = (Vec<dedupe::Slot>, Clocks);
+            // Every record teaches its writer's clock; a file of a label
+            // shown becomes a slot, marked when it matches.
+            let add = |(slots, learned): &mut Acc, f: &scan_cache::Facts<'_>, file, ctime| {
+                if let Some(updated) = f.updated {
+                    learned.learn(f.device, ctime, updated);
+                }
+                if show.shows(f.label) {
+                    let matched = wild || f.session == id || f.session_key == id;
+                    slots.push(dedupe::Slot {
+                        group: f.group,
+                        life: f.life,
+                        updated: 0.0,
+                        seq: 0,
+                        file,
+                        kept: u32::from(matched),
+                        dir: at as u32,
+                        part: 0,
+                        ended: false,
+                        state: State::Live,
+                    });
+                }
+            };
+            let known = |acc: &mut Acc, file: u32, stamp: store::Stamp| {
+                let found = lookup
+                    .as_ref()
+                    .and_then(|l| l.get(file, scan_cache::FileKey::of(&stamp)));
+                if let Some((_, f)) = &found {
+                    add(acc, f, file, stamp.ctime());
+                }
+                found.is_some()
+            };
+            let fold = |acc: &mut Acc, file: u32, raw: store::Raw<'_>| {
+                let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
+                add(acc, &scan_cache::Facts::of(&probe), file, raw.ctime);
+                Ok(())
+            };
+            let known = cache.is_some().then_some(known);
+            let parts =
+                dir.read_candidates_known(&names, &mut report, Default::default, known, fold);
+            for (part, samples) in parts {
+                learned.merge(&samples, now);
+                slots.extend(part);
+            }
+            scans.push(names);
+        }
+        self.remember_clocks(&clocks, &learned, now);
+        let mut groups: Vec<Digest> = slots
+            .iter()
+            .filter(|s| s.kept == 1)
+            .map(|s| s.group)
+            .collect();
+        if groups.is_empty() {
+            return Ok(None);
+        }
+        groups.sort_unstable();
+        groups.dedup();
+        let mut lives: Vec<Digest> = slots
+            .iter()
+            .filter(|s| groups.binary_search(&s.group).is_ok())
+            .map(|s| s.life)
+            .collect();
+        lives.sort_unstable();
+        lives.dedup();
+        let entries: Vec<(usize, Entry)> = slots
+            .iter()
+            .filter(|s| {
+                groups.binary_search(&s.group).is_ok() || lives.binary_search(&s.life).is_ok()
+            })
+            .filter_map(|s| {
+                let at = s.dir as usize;
+                let file = scans.get(at)?.get(s.file as usize).0;
+                let e = dirs.get(at)?.read_entry(file).ok().flatten()?;
+                show.shows(&e.record.profile).then_some((at, e))
+            })
+            .collect();
+        let owns = self.owns(&dirs)?;
+        let opts = ListOptions {
+            all: true,
+            ..ListOptions::default()
+        };
+        let listing = Listing {
+            dir_exists: true,
+            rows: self.every_row(entries, opts, &owns, now, &clocks),
+            skipped: Vec::new(),
+        };
+        let mut matches: Vec<Row> = listing
+            .rows
+            .into_iter()
+            .filter(|r| r.record.session_id == id || r.record.session_key == id)
+            .collect();
+        if matches.is_empty() {
+            return Ok(None);
+        }
+        // The copy that speaks for its life and group first (what `list`
+        // shows), then the newest of the rest.
+        matches.sort_by(|a, b| {
+            (
+                a.superseded_by.is_none(),
+                a.live,
+                dedupe::Rank::of(&a.record, &a.file).in_dir(a.dir_index),
+            )
+                .cmp(&(
+                    b.superseded_by.is_none(),
+                    b.live,
+                    dedupe::Rank::of(&b.record, &b.file).in_dir(b.dir_index),
+                ))
+                .reverse()
+        });
+        let others = matches.len() - 1;
+        Ok(Some((matches.swap_remove(0), others)))
+    }
+}
