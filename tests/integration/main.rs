@@ -5,6 +5,7 @@ mod harness;
 
 mod cli;
 mod clocks;
+mod differential;
 mod dirs;
 mod docs;
 mod doctor;

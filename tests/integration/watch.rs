@@ -369,3 +369,39 @@ fn watch_never_brings_up_a_late_copy_of_a_dead_session_from_a_known_writer() {
     let (code, stderr) = s.stop();
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+/// A life ended in one group is ended in every group: a conflict copy that
+/// keeps a live copy of the life under its old endpoint never shows in
+/// `watch` or `list --watch`, as it never shows in `list`.
+#[test]
+fn watch_never_shows_a_life_that_ended_in_another_group() {
+    let w = World::new();
+    let (a, b) = (w.device("a"), w.device("b"));
+    a.publish("s1", &["--endpoint", "ssh://host1/a", "--title", "one"]);
+    let file = a.list(&[]).remove(0).file;
+    let copy = format!(
+        "{}.sync-conflict-20261130-101112-ABCDEFG.json",
+        file.strip_suffix(".json").unwrap()
+    );
+    std::fs::copy(w.shared().join(&file), w.shared().join(&copy)).unwrap();
+    // The same life, in a new group; then ended there.
+    a.publish("s1", &["--endpoint", "ssh://host2/b"]);
+    a.run(&["clear", "--session", "s1"]).success();
+
+    assert_eq!(sessions(&b.list(&[])), Vec::<String>::new());
+    let all = b.list(&["--all"]);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert!(all.iter().all(|r| r.state == "ended" && !r.live), "{all:?}");
+    assert!(!b.show("s1").live);
+
+    let s = Stream::start(&b, &["watch", "--json"]);
+    let first = s.json();
+    assert_eq!(summary(&first), "ready 0", "{first:?}");
+    let (code, stderr) = s.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+
+    let s = Stream::start(&b, &["list", "--watch", "--count"]);
+    assert_eq!(s.next(), "0");
+    let (code, stderr) = s.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+}
