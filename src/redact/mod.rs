@@ -1426,10 +1426,10 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    include!("../tests/data/redact/corpus.rs");
+    include!("../../tests/data/redact/corpus.rs");
 
-    const BENIGN: &str = include_str!("../tests/data/redact/benign.txt");
-    const SECRETS: &str = include_str!("../tests/data/redact/secrets.txt");
+    const BENIGN: &str = include_str!("../../tests/data/redact/benign.txt");
+    const SECRETS: &str = include_str!("../../tests/data/redact/secrets.txt");
 
     /// A header whose value is another header's name: the second value is
     /// judged in the first pass too, so a second pass (after another rule
