@@ -38,6 +38,7 @@ mod tests;
 
 use regex::Regex;
 
+pub use crate::limits::REDACTED;
 use crate::record::Record;
 use gates::{Gates, PEM_RE, gates, shape_re};
 pub(crate) use names::is_secret_key;
@@ -47,9 +48,6 @@ use rules::{
 };
 use shapes::SHAPES;
 use urls::redact_urls;
-
-/// What a redacted credential is replaced with.
-pub const REDACTED: &str = "[redacted]";
 
 /// One redaction: where (the field, or `metadata.KEY`) and what kind of
 /// credential. Never the value.
