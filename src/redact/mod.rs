@@ -20,11 +20,11 @@
 //! is guarded by literals that every text it matches contains, and its
 //! regular expression is compiled only when a guard first fires.
 //!
-//! The parts: [`shapes`] (the token formats), [`gates`] (the prefilter and
-//! the compiled patterns), [`values`] (what a value looks like), [`names`]
-//! (which names say "secret"), [`urls`] (credentials in URLs) and [`rules`]
-//! (the rules that read a name before a value). This file runs them in order
-//! and applies them to records.
+//! The parts: [`shapes`] (the token formats), [`gates`](mod@gates) (the
+//! prefilter and the compiled patterns), [`values`] (what a value looks
+//! like), [`names`] (which names say "secret"), [`urls`] (credentials in
+//! URLs) and [`rules`] (the rules that read a name before a value). This file
+//! runs them in order and applies them to records.
 
 mod gates;
 mod names;
