@@ -44,6 +44,10 @@ pub const MAX_METADATA_KEY_BYTES: usize = 128;
 /// Largest configuration file read.
 pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
+/// What a redacted credential is replaced with. Cutting a field to its
+/// limit ([`MAX_STRING_BYTES`], [`MAX_TITLE_CHARS`]) never splits it.
+pub const REDACTED: &str = "[redacted]";
+
 /// Shortest `watch --poll` interval.
 pub const MIN_POLL: Duration = Duration::from_millis(100);
 /// `watch`: how long the folder must be quiet before a batch is read.

@@ -315,7 +315,7 @@ pub(crate) fn truncate_at_boundary(s: &mut String, max: usize) {
 /// Truncates `s` at `end` (a character boundary), or before a redaction
 /// marker that `end` would split (`…[reda`).
 fn cut(s: &mut String, end: usize) {
-    let marker = crate::redact::REDACTED;
+    let marker = crate::limits::REDACTED;
     let start = end.saturating_sub(marker.len() - 1);
     let split = (start..end)
         .filter(|&i| s.is_char_boundary(i))
@@ -391,7 +391,7 @@ mod tests {
 
     #[test]
     fn a_cut_never_splits_a_redaction_marker() {
-        let marker = crate::redact::REDACTED;
+        let marker = crate::limits::REDACTED;
         for at in MAX_STRING_BYTES - marker.len() - 2..MAX_STRING_BYTES + 2 {
             let mut r = Record::new("s");
             r.cwd = format!("{}{marker}tail", "x".repeat(at));

@@ -1,4 +1,4 @@
-// Reading the redaction corpora, shared by the unit tests (`src/redact.rs`)
+// Reading the redaction corpora, shared by the unit tests (`src/redact/tests.rs`)
 // and the end-to-end tests (`tests/integration/redact.rs`) through
 // `include!`; `REDACTED` must be in scope where it is included.
 

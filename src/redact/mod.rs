@@ -1,0 +1,235 @@
+//! Secret detection and redaction (pure).
+//!
+//! The presence directory is synced to every device and often to a cloud, so
+//! nothing that grants access may land in it, and nothing planted in it may
+//! reach a terminal. [`redact_text`] replaces the secret part of each
+//! credential it recognises with [`REDACTED`] and keeps the rest (the `KEY=`,
+//! the `Authorization: Bearer `, the user of a URL), so the reader sees what
+//! was removed. [`redact_record`] applies it to every string field and
+//! metadata value, strips passwords and credential parameters from the
+//! endpoint (which must stay usable as an attach hint), and drops metadata
+//! entries whose key names a secret. It reports each redaction by field and
+//! kind, never by value.
+//!
+//! Ordinary text is never changed: every rule needs either a known token
+//! format (with a left word boundary, so `task-…` is not `sk-…`) or a name
+//! that says "secret" next to the value. Redaction is idempotent: a redacted
+//! text is left as it is and reports nothing.
+//!
+//! Clean text costs one Aho–Corasick pass and a few byte searches: each rule
+//! is guarded by literals that every text it matches contains, and its
+//! regular expression is compiled only when a guard first fires.
+//!
+//! The parts: [`shapes`] (the token formats), [`gates`](mod@gates) (the
+//! prefilter and the compiled patterns), [`values`] (what a value looks
+//! like), [`names`] (which names say "secret"), [`urls`] (credentials in
+//! URLs) and [`rules`] (the rules that read a name before a value). This file
+//! runs them in order and applies them to records.
+
+mod gates;
+mod names;
+mod rules;
+mod shapes;
+mod urls;
+mod values;
+
+#[cfg(test)]
+mod tests;
+
+use regex::Regex;
+
+pub use crate::limits::REDACTED;
+use crate::record::Record;
+use gates::{Gates, PEM_RE, gates, shape_re};
+pub(crate) use names::is_secret_key;
+use rules::{
+    redact_assignments, redact_auth_headers, redact_bearer, redact_curl_user, redact_flags,
+    redact_scp,
+};
+use shapes::SHAPES;
+use urls::redact_urls;
+
+/// One redaction: where (the field, or `metadata.KEY`) and what kind of
+/// credential. Never the value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redaction {
+    /// The field: `endpoint`, `title`, `metadata.KEY`, …
+    pub field: String,
+    /// What was removed: `password in URL`, `GitHub token`, …
+    pub kind: String,
+}
+
+impl std::fmt::Display for Redaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.field, self.kind)
+    }
+}
+
+/// How a URL's credentials are taken out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// In text: the secret part becomes [`REDACTED`].
+    Mask,
+    /// In the endpoint, which must stay usable: the password and credential
+    /// parameters are removed.
+    Remove,
+}
+
+/// Replaces credentials in `text`; returns the kinds found (empty when the
+/// text is clean, and then the text is returned unchanged).
+pub fn redact_text(text: &str) -> (String, Vec<&'static str>) {
+    redact_with(text, Mode::Mask, gates(text))
+}
+
+/// Strips credentials from an attach hint: the password of a URL's userinfo
+/// and credential query, fragment and matrix parameters are removed (the
+/// rest of a fragment, `#L42`, is kept); then the text rules apply. Returns
+/// the kinds removed.
+pub(crate) fn redact_endpoint(endpoint: &str) -> (String, Vec<&'static str>) {
+    redact_with(endpoint, Mode::Remove, gates(endpoint))
+}
+
+fn redact_with(text: &str, mode: Mode, g: Gates) -> (String, Vec<&'static str>) {
+    let mut kinds: Vec<&'static str> = Vec::new();
+    if !g.any() {
+        return (text.to_owned(), kinds);
+    }
+    let mut out = text.to_owned();
+    let step = |out: &mut String, kinds: &mut Vec<&'static str>, kind, new: Option<String>| {
+        if let Some(new) = new {
+            *out = new;
+            if !kinds.contains(&kind) {
+                kinds.push(kind);
+            }
+        }
+    };
+    if g.pem {
+        let new = replace_regex(&PEM_RE, &out, REDACTED);
+        step(&mut out, &mut kinds, "private key", new);
+    }
+    if g.url {
+        let mut found = Vec::new();
+        if let Some(new) = redact_urls(&out, mode, &mut found) {
+            out = new;
+            for kind in found {
+                if !kinds.contains(&kind) {
+                    kinds.push(kind);
+                }
+            }
+        }
+    }
+    if g.scp {
+        let new = redact_scp(&out);
+        step(&mut out, &mut kinds, "password in scp-style address", new);
+    }
+    for (i, shape) in SHAPES.iter().enumerate() {
+        if g.shapes & (1 << i) != 0 {
+            let new = replace_regex(shape_re(i), &out, shape.replacement);
+            step(&mut out, &mut kinds, shape.kind, new);
+        }
+    }
+    if g.auth {
+        let new = redact_auth_headers(&out);
+        step(&mut out, &mut kinds, "Authorization header", new);
+    }
+    if g.bearer {
+        let new = redact_bearer(&out);
+        step(&mut out, &mut kinds, "bearer token", new);
+    }
+    if g.curl {
+        let new = redact_curl_user(&out);
+        step(&mut out, &mut kinds, "password of -u/--user", new);
+    }
+    if g.flag {
+        let new = redact_flags(&out);
+        step(&mut out, &mut kinds, "secret option value", new);
+    }
+    if g.assignment {
+        let new = redact_assignments(&out);
+        step(&mut out, &mut kinds, "secret assignment", new);
+    }
+    (out, kinds)
+}
+
+/// `re` replaced in `text`, or `None` when nothing matched.
+fn replace_regex(re: &Regex, text: &str, replacement: &str) -> Option<String> {
+    match re.replace_all(text, replacement) {
+        std::borrow::Cow::Borrowed(_) => None,
+        std::borrow::Cow::Owned(s) => (s != text).then_some(s),
+    }
+}
+
+// ---- records ------------------------------------------------------------
+
+/// The first id field of `record` (`session_id`, `session_key`,
+/// `instance_id`) that redaction would change, with the kind of credential it
+/// looks like. Ids are never rewritten on publish: a mangled id is worse than
+/// none, so a credential-shaped one is refused instead.
+pub(crate) fn credential_in_id(record: &Record) -> Option<Redaction> {
+    [
+        ("session_id", &record.session_id),
+        ("session_key", &record.session_key),
+        ("instance_id", &record.instance_id),
+    ]
+    .into_iter()
+    .find_map(|(field, value)| {
+        let (_, kinds) = redact_text(value);
+        kinds.first().map(|kind| Redaction {
+            field: field.into(),
+            kind: (*kind).into(),
+        })
+    })
+}
+
+/// Redacts every string field and the metadata of `record` in place and
+/// returns what was removed. Running it twice reports nothing the second
+/// time. The id fields are redacted too, as they must be for display; a
+/// publish refuses credential-shaped ids before it gets here.
+pub(crate) fn redact_record(record: &mut Record) -> Vec<Redaction> {
+    let mut found = Vec::new();
+    for (field, value) in record.string_fields_mut() {
+        let (clean, kinds) = if field == "endpoint" {
+            redact_endpoint(value)
+        } else {
+            redact_text(value)
+        };
+        if !kinds.is_empty() {
+            *value = clean;
+        }
+        found.extend(kinds.into_iter().map(|kind| Redaction {
+            field: field.to_string(),
+            kind: kind.into(),
+        }));
+    }
+    let mut dropped = Vec::new();
+    for (key, value) in record.metadata.iter_mut() {
+        if is_secret_key(key) {
+            dropped.push(key.clone());
+            found.push(Redaction {
+                field: format!("metadata.{key}"),
+                kind: "key names a secret; entry dropped".into(),
+            });
+            continue;
+        }
+        if !redact_text(key).1.is_empty() {
+            dropped.push(key.clone());
+            found.push(Redaction {
+                field: "metadata".into(),
+                kind: "key shaped like a credential; entry dropped".into(),
+            });
+            continue;
+        }
+        let (clean, kinds) = redact_text(value);
+        if !kinds.is_empty() {
+            *value = clean;
+        }
+        found.extend(kinds.into_iter().map(|kind| Redaction {
+            field: format!("metadata.{key}"),
+            kind: kind.into(),
+        }));
+    }
+    for key in dropped {
+        record.metadata.remove(&key);
+    }
+    found
+}

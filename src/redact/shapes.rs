@@ -1,0 +1,235 @@
+//! The token formats: each well-known credential format (GitHub, AWS,
+//! Slack, OpenAI, …) with the literals that guard it, its pattern and its
+//! replacement. Found anywhere in text and replaced whole.
+
+use super::REDACTED;
+
+/// A well-known credential format: found anywhere in text and replaced whole.
+pub(super) struct Shape {
+    pub(super) kind: &'static str,
+    /// Literals (compared ignoring ASCII case) of which every match holds one.
+    pub(super) triggers: &'static [&'static str],
+    pub(super) pattern: &'static str,
+    /// `regex` replacement syntax; [`REDACTED`] for all but the AWS pair.
+    pub(super) replacement: &'static str,
+}
+
+const AWS_TRIGGERS: &[&str] = &[
+    "akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "aipa", "apka",
+];
+
+/// The token formats. Patterns start at a word boundary (`\b`) and never
+/// consume `[` or `]`, so [`REDACTED`] never matches one of them. The AWS
+/// pair comes before the lone key id, which would otherwise hide the pair.
+pub(super) const SHAPES: &[Shape] = &[
+    Shape {
+        kind: "AWS secret key",
+        triggers: AWS_TRIGGERS,
+        pattern: r#"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}([\s:=,;|/"']{1,4})[A-Za-z0-9/+]{40}([^A-Za-z0-9/+=]|\z)"#,
+        replacement: "[redacted]${1}[redacted]${2}",
+    },
+    Shape {
+        kind: "AWS access key id",
+        triggers: AWS_TRIGGERS,
+        pattern: r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|APKA)[A-Z0-9]{16}\b",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "GitHub token",
+        triggers: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        pattern: r"\bgh[pousr]_[A-Za-z0-9]{36,}\b",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "GitHub fine-grained token",
+        triggers: &["github_pat_"],
+        pattern: r"\bgithub_pat_[A-Za-z0-9_]{22,}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "GitLab token",
+        triggers: &[
+            "glpat-", "glrt-", "gldt-", "glptt-", "glft-", "glcbt-", "glimt-", "glsoat-", "gloas-",
+            "glagent-",
+        ],
+        pattern: r"\bgl(?:pat|rt|dt|ptt|ft|cbt|imt|soat|oas|agent)-[0-9A-Za-z_-]{20,}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Slack token",
+        triggers: &["xox"],
+        pattern: r"\bxox[a-z](?:\.xox[a-z])?-[A-Za-z0-9-]{10,}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Slack app token",
+        triggers: &["xapp-"],
+        pattern: r"\bxapp-[0-9]-[A-Za-z0-9-]{10,}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Slack webhook",
+        triggers: &["hooks.slack.com"],
+        pattern: r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Discord webhook",
+        triggers: &["discord"],
+        pattern: r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]+",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Anthropic key",
+        triggers: &["sk-ant-"],
+        pattern: r"\bsk-ant-[A-Za-z0-9_-]{20,}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "OpenAI key",
+        triggers: &["sk-proj-", "sk-svcacct-", "sk-admin-", "sk-none-"],
+        pattern: r"\bsk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "OpenAI key",
+        triggers: &["sk-"],
+        pattern: r"\bsk-[A-Za-z0-9]{32,}\b",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Stripe key",
+        triggers: &["_live_", "_test_"],
+        pattern: r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Stripe webhook secret",
+        triggers: &["whsec_"],
+        pattern: r"\bwhsec_[A-Za-z0-9+/=]{24,}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Google API key",
+        triggers: &["aiza"],
+        pattern: r"\bAIza[0-9A-Za-z_-]{35}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Google OAuth token",
+        triggers: &["ya29."],
+        pattern: r"\bya29\.[0-9A-Za-z_-]{20,}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Google OAuth secret",
+        triggers: &["gocspx-"],
+        pattern: r"\bGOCSPX-[A-Za-z0-9_-]{28}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Vault token",
+        triggers: &["hvs.", "hvb.", "hvr."],
+        pattern: r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "npm token",
+        triggers: &["npm_"],
+        pattern: r"\bnpm_[A-Za-z0-9]{36}\b",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "PyPI token",
+        triggers: &["pypi-"],
+        pattern: r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Hugging Face token",
+        triggers: &["hf_"],
+        pattern: r"\bhf_[A-Za-z0-9]{34,}\b",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "JSON web token",
+        triggers: &["eyj"],
+        pattern: r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "SendGrid key",
+        triggers: &["sg."],
+        pattern: r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Telegram bot token",
+        triggers: &[":aa"],
+        pattern: r"\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "DigitalOcean token",
+        triggers: &["_v1_"],
+        pattern: r"\bdo[por]_v1_[a-f0-9]{64}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Shopify token",
+        triggers: &["shp"],
+        pattern: r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "age secret key",
+        triggers: &["age-secret-key-1"],
+        pattern: r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Linear key",
+        triggers: &["lin_api_", "lin_oauth_"],
+        pattern: r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Doppler token",
+        triggers: &["dp."],
+        pattern: r"\bdp\.(?:st|ct|sa|scim|audit|pt)\.[A-Za-z0-9_-]{40,}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Postman key",
+        triggers: &["pmak-"],
+        pattern: r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Sentry token",
+        triggers: &["sntrys_", "sntryu_"],
+        pattern: r"\bsntry[su]_[A-Za-z0-9+/=_-]{30,}",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Grafana token",
+        triggers: &["glsa_", "glc_"],
+        pattern: r"\b(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/=]{32,})",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Mailgun key",
+        triggers: &["key-"],
+        pattern: r"\bkey-[0-9a-f]{32}\b",
+        replacement: REDACTED,
+    },
+];
+
+/// Number of credential rules: the token formats plus the rules that read
+/// structure (PEM blocks, URLs, scp addresses, `Authorization`, bearer
+/// tokens, `curl -u`, secret options, named assignments).
+#[cfg(test)]
+pub(super) fn shape_count() -> usize {
+    const { assert!(SHAPES.len() <= 64, "one gate bit per shape") };
+    SHAPES.len() + 8
+}
