@@ -111,6 +111,20 @@
 //  11. CLI ............ src/cli (binary, one exit-code enum); doctor (one
 //                       function per check); error (typed errors)
 
+// The layers, lowest first. A module imports only modules on its own
+// layer or a lower one; imports form no cycle; library code imports an item
+// from the module that defines it, never through this file's re-exports.
+// A module is on the layer of its longest listed ancestor (`record::lenient`
+// is on `record`'s). Test code (`#[cfg(test)]` items) is exempt; the binary
+// (src/main.rs, src/cli) sits above all of them. tests/integration/layers.rs
+// reads the lines below and checks every file under src/ against them.
+//
+// layer 0 base: error limits
+// layer 1 rules: text record liveness clock dedupe redact open row expire watch::diff
+// layer 2 mechanics: store local ledger owner scan_cache config watch::backend
+// layer 3 front: registry
+// layer 4 consumers: watch doctor
+
 mod clock;
 mod config;
 mod dedupe;
@@ -126,6 +140,7 @@ mod owner;
 mod record;
 mod redact;
 mod registry;
+mod row;
 mod scan_cache;
 mod store;
 mod text;

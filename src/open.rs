@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 
 use crate::redact::REDACTED;
-use crate::registry::Row;
+use crate::row::Row;
 
 /// The schemes with a built-in handler.
 pub const BUILTIN_SCHEMES: [&str; 5] = ["http", "https", "mosh", "ssh", "tmux"];

@@ -249,8 +249,8 @@ pub(super) fn foreign_claims(registry: &Registry, listing: &Listing) -> Option<C
 /// `secrets`: files that carried credentials, which listings show redacted.
 /// Records without a device id come from writers other than `presence`,
 /// such as Hermes Agent's own: the fix says where to stop them.
-pub(super) fn secrets(listing: &Listing, profile: &crate::Profile) -> Option<Check> {
-    let with = |r: &&crate::Row| !r.redactions.is_empty();
+pub(super) fn secrets(listing: &Listing, profile: &crate::config::Profile) -> Option<Check> {
+    let with = |r: &&crate::registry::Row| !r.redactions.is_empty();
     let secrets: Vec<&str> = listing
         .rows
         .iter()

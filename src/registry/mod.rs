@@ -19,9 +19,10 @@ mod guard;
 mod list;
 mod publish;
 pub(crate) mod refresh;
-mod row;
 mod show;
 
+pub use crate::row::Row;
+use crate::row::{listing_order, round_ms};
 pub use clear::{ClearOutcome, Cleared};
 pub use devices::Device;
 pub use expire::ExpireOutcome;
@@ -30,9 +31,21 @@ pub use list::ListOptions;
 pub(crate) use publish::refuse_credential_ids;
 pub use publish::{Field, PublishRequest, Published, UnknownField};
 pub use refresh::{RefreshOutcome, RefreshStep, StepKind};
-pub use row::{Listing, Row};
-use row::{listing_order, round_ms};
 
+/// A listing and what was passed over to produce it.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Whether the directory exists (for a profile that reads several
+    /// directories, whether every one does).
+    pub dir_exists: bool,
+    /// Rows in [`Row::listing_order`] (with `--all`, each group's losers
+    /// after its winner, newest first).
+    pub rows: Vec<Row>,
+    /// Files that were not records.
+    pub skipped: Vec<Skipped>,
+}
+
+/// [`Row::listing_order`] on its keys: `(started_at, session_id, file)`.
 /// One profile's presence directory — or directories: a profile with
 /// `dirs` reads every one of them as one (one dedupe over all their files;
 /// [`Row::dir`] names each row's), and writes to `dir` alone.

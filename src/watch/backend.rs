@@ -64,7 +64,7 @@ fn watch_error(dir: &Path, e: impl std::fmt::Display) -> Error {
 }
 
 /// Starts the native event source for `dir`, the `at`-th directory watched.
-pub(super) fn start(dir: &Path, at: usize, tx: mpsc::Sender<Msg>) -> crate::Result<Backend> {
+pub(super) fn start(dir: &Path, at: usize, tx: mpsc::Sender<Msg>) -> crate::error::Result<Backend> {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     {
         inotify::Watch::start(dir, at, tx)
@@ -80,7 +80,7 @@ pub(super) fn start(dir: &Path, at: usize, tx: mpsc::Sender<Msg>) -> crate::Resu
 /// notify's recommended watcher, its events passed through [`triage`].
 // Compiled on Linux as well, so that it is type-checked and `triage` tested there.
 #[cfg_attr(any(target_os = "linux", target_os = "android"), allow(dead_code))]
-fn start_notify(dir: &Path, at: usize, tx: mpsc::Sender<Msg>) -> crate::Result<Backend> {
+fn start_notify(dir: &Path, at: usize, tx: mpsc::Sender<Msg>) -> crate::error::Result<Backend> {
     use notify::Watcher as _;
     let mut dirs = vec![dir.to_path_buf()];
     if let Ok(canonical) = dir.canonicalize()

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::registry::Row;
+use crate::row::Row;
 
 /// Why a session left the live set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -12,6 +12,7 @@ mod doctor;
 mod faults;
 mod hermes;
 mod hostile;
+mod layers;
 mod lifecycle;
 mod lives;
 mod no_panic;

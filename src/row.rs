@@ -8,7 +8,6 @@ use crate::dedupe::LossReason;
 use crate::liveness::{self, State, WriterClock};
 use crate::record::Record;
 use crate::redact::Redaction;
-use crate::store::Skipped;
 
 /// One row of a listing: a record and what this device computes about it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -70,13 +69,15 @@ impl Row {
             liveness::deadline(&self.record, ctime, clock).map(|d| round_ms(d - now));
     }
 
-    /// Says what the row's life is: a copy that looks live on its own but
-    /// whose life another copy ended is shown as ended.
+    /// Says what the row's life is: a copy whose life another copy ended is
+    /// shown as ended, whether it looks live or expired on its own.
     pub(crate) fn mark_life(&mut self, life: State) {
-        if life == State::Ended && self.live {
+        if life == State::Ended {
+            if self.live {
+                self.expires_in_s = None;
+            }
             self.live = false;
             self.state = State::Ended;
-            self.expires_in_s = None;
         }
     }
 
@@ -123,26 +124,12 @@ impl Row {
     }
 }
 
-/// A listing and what was passed over to produce it.
-#[derive(Debug, Default)]
-pub struct Listing {
-    /// Whether the directory exists (for a profile that reads several
-    /// directories, whether every one does).
-    pub dir_exists: bool,
-    /// Rows in [`Row::listing_order`] (with `--all`, each group's losers
-    /// after its winner, newest first).
-    pub rows: Vec<Row>,
-    /// Files that were not records.
-    pub skipped: Vec<Skipped>,
-}
-
-/// [`Row::listing_order`] on its keys: `(started_at, session_id, file)`.
 /// `x` rounded to the millisecond, as the JSON output gives ages.
-pub(super) fn round_ms(x: f64) -> f64 {
+pub(crate) fn round_ms(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-pub(super) fn listing_order(
+pub(crate) fn listing_order(
     a: (Option<f64>, &str, &str),
     b: (Option<f64>, &str, &str),
 ) -> std::cmp::Ordering {
