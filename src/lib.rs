@@ -155,7 +155,7 @@ pub use doctor::{Check, Status, stignore_ignores_temp_files, sync_folder};
 pub use error::{ConfigError, Error, Result};
 pub use expire::{Garbage, Reason as GarbageReason};
 pub use liveness::State;
-pub use local::LocalDirs;
+pub use local::{LocalDirs, unix_now};
 pub use record::{ParseError, Record};
 pub use redact::{REDACTED, Redaction, redact_text};
 pub use registry::ExpireOutcome;
@@ -167,12 +167,3 @@ pub use registry::{Guard, RefreshOutcome, RefreshStep, StepKind};
 pub use store::{SkipReason, Skipped};
 pub use text::terminal_safe;
 pub use watch::{DownReason, Event, MIN_POLL, WatchOptions, WatchStats, Watcher};
-
-/// This machine's clock as Unix seconds. Only callers at the edge (the
-/// binary) read the clock; every rule takes `now` as a parameter.
-pub fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}

@@ -258,6 +258,17 @@ pub(crate) fn hostname() -> String {
     gethostname::gethostname().to_string_lossy().into_owned()
 }
 
+/// This machine's clock as Unix seconds. Only the edge reads the clock:
+/// the binary, the keep-alive's timer thread, and the scan cache's
+/// "settled" horizon (about this machine's file times, not about `now`);
+/// every rule takes `now` as a parameter.
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

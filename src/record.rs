@@ -158,8 +158,8 @@ impl Record {
     /// Enforces the write limits: strings are cut to their limit (each cut is
     /// reported as a warning), while too many metadata entries, an over-long
     /// metadata key or an empty session id are errors.
-    pub fn enforce_limits(&mut self) -> Result<Vec<String>, crate::Error> {
-        let invalid = |field: &str, message: String| crate::Error::InvalidRecord {
+    pub fn enforce_limits(&mut self) -> Result<Vec<String>, crate::error::Error> {
+        let invalid = |field: &str, message: String| crate::error::Error::InvalidRecord {
             field: field.to_string(),
             message,
         };
@@ -424,7 +424,7 @@ mod tests {
         }
         assert!(matches!(
             r.enforce_limits(),
-            Err(crate::Error::InvalidRecord { field, .. }) if field == "metadata"
+            Err(crate::error::Error::InvalidRecord { field, .. }) if field == "metadata"
         ));
 
         let mut r = Record::new("  ");

@@ -394,8 +394,8 @@ pub(crate) fn save(
     old: Option<&Cache>,
     kept: &[bool],
     mut fresh: Vec<Fresh>,
-) -> crate::Result<()> {
-    let io_err = |e: io::Error| crate::Error::io("write the scan cache", path, e);
+) -> crate::error::Result<()> {
+    let io_err = |e: io::Error| crate::error::Error::io("write the scan cache", path, e);
     let mut rows: Vec<(u64, FileKey, Facts<'_>)> = Vec::with_capacity(kept.len() + fresh.len());
     if let Some(old) = old {
         for (i, &k) in kept.iter().enumerate().take(old.len()) {

@@ -151,7 +151,7 @@ impl Registry {
             Some(e) => Some(e.stamp),
             None => dir
                 .stamp(file)
-                .map_err(|e| crate::Error::io("inspect", dir.path().join(file), e))?,
+                .map_err(|e| crate::error::Error::io("inspect", dir.path().join(file), e))?,
         };
         let current = Current {
             entry,

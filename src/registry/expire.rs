@@ -31,7 +31,7 @@ impl Registry {
     /// (see [`crate::Profile::expires_others`]) and on its own: a file is
     /// judged among the files of its directory. With `dry_run`, only
     /// reports. A directory is opened once, so one whose path became a
-    /// symlink is an error ([`crate::Error::DirectoryReplaced`]) and
+    /// symlink is an error ([`crate::error::Error::DirectoryReplaced`]) and
     /// nothing more is deleted.
     pub fn expire(&self, now: f64, dry_run: bool) -> Result<ExpireOutcome> {
         let mut out = ExpireOutcome::default();
@@ -53,7 +53,7 @@ impl Registry {
         // The resolver refuses these already; a Profile built by hand is
         // checked here, before anything is deleted.
         if let Some((what, resolved)) = crate::config::refused_dir(path, &self.local.home) {
-            return Err(crate::ConfigError::RefusedDir {
+            return Err(crate::error::ConfigError::RefusedDir {
                 dir: path.to_path_buf(),
                 resolved,
                 what,
@@ -196,7 +196,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(tmp.path()).unwrap();
         let (shared, decoy) = (root.join("shared"), root.join("decoy"));
-        let t = crate::unix_now();
+        let t = crate::local::unix_now();
         // Garbage an hour from now, in both directories.
         publish(&registry(&root, "other", &shared), "s1", t);
         publish(&registry(&root, "other", &decoy), "d1", t);
@@ -206,7 +206,9 @@ mod tests {
         std::os::unix::fs::symlink(&decoy, &shared).unwrap();
         for dry_run in [true, false] {
             match me.expire(t + 7200.0, dry_run) {
-                Err(crate::Error::DirectoryReplaced { link, .. }) => assert_eq!(link, shared),
+                Err(crate::error::Error::DirectoryReplaced { link, .. }) => {
+                    assert_eq!(link, shared)
+                }
                 other => panic!("{other:?}"),
             }
         }
@@ -225,7 +227,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
         let dir = root.join("shared");
-        let t = crate::unix_now();
+        let t = crate::local::unix_now();
         publish(&registry(root, "other", &dir), "s1", t);
         let record = names(&dir).pop().unwrap();
         let own_temp = format!(".{record}.4242.aB3xYz.tmp");

@@ -50,7 +50,7 @@ impl Registry {
     pub fn keep_alive(&self, req: &PublishRequest) -> Result<Guard> {
         let mut req = req.clone();
         req.owner_pid.get_or_insert_with(std::process::id);
-        let published = self.publish(&req, crate::unix_now())?;
+        let published = self.publish(&req, crate::local::unix_now())?;
         self.guard(published, req.strict)
     }
 
@@ -114,7 +114,7 @@ impl Registry {
             child = Some(c);
             Ok(pid)
         };
-        let published = self.publish_with(req, crate::unix_now(), Some(&mut start));
+        let published = self.publish_with(req, crate::local::unix_now(), Some(&mut start));
         let guard = published.and_then(|p| self.guard(p, req.strict));
         match (guard, child) {
             (Ok(guard), Some(child)) => Ok((child, guard)),
@@ -160,7 +160,7 @@ impl Registry {
                 // Until the guard says stop (or drops its sender), refresh on
                 // every timeout; stop early once the record is not ours to keep.
                 while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
-                    if !worker.refresh(crate::unix_now()) {
+                    if !worker.refresh(crate::local::unix_now()) {
                         break;
                     }
                 }
@@ -171,7 +171,7 @@ impl Registry {
                 // Nothing would keep the record alive: end it rather than
                 // leave it to expire.
                 let record = shared.state().record.clone();
-                let _ = self.end_life(&shared.file, &record, crate::unix_now());
+                let _ = self.end_life(&shared.file, &record, crate::local::unix_now());
                 return Err(Error::io(
                     "start the keep-alive thread for",
                     &self.profile.dir,
@@ -311,7 +311,7 @@ impl Guard {
     /// Changes the record (status, title, …) and re-publishes it at once,
     /// without a gap in liveness. Redaction and limits apply as on publish.
     pub fn update(&self, change: impl FnOnce(&mut Record)) -> Result<()> {
-        if self.shared.rewrite(crate::unix_now(), change)? {
+        if self.shared.rewrite(crate::local::unix_now(), change)? {
             Ok(())
         } else {
             Err(Error::Ended {
@@ -356,10 +356,11 @@ impl Guard {
         st.active = false;
         let expected = st.record.clone();
         drop(st);
-        let ended =
-            self.shared
-                .registry
-                .end_life(&self.shared.file, &expected, crate::unix_now())?;
+        let ended = self.shared.registry.end_life(
+            &self.shared.file,
+            &expected,
+            crate::local::unix_now(),
+        )?;
         Ok(ended.is_some())
     }
 }
@@ -409,7 +410,9 @@ mod tests {
     fn a_guard_whose_record_was_cleared_stops_and_never_resurrects_it() {
         let f = fixture();
         let guard = f.reg.keep_alive(&req("g", None)).unwrap();
-        f.reg.clear(Some("g"), None, crate::unix_now()).unwrap();
+        f.reg
+            .clear(Some("g"), None, crate::local::unix_now())
+            .unwrap();
         let err = guard.update(|r| r.status = "working".into()).unwrap_err();
         assert!(matches!(err, Error::Ended { .. }), "{err}");
         assert!(!guard.is_active());
@@ -492,13 +495,17 @@ mod tests {
         let guard = f.reg.keep_alive(&r).unwrap();
         let mut status = PublishRequest::new("g");
         status.status = Some("waiting".into());
-        let patched = f.reg.publish(&status, crate::unix_now()).unwrap().record;
+        let patched = f
+            .reg
+            .publish(&status, crate::local::unix_now())
+            .unwrap()
+            .record;
         assert_eq!(
             (patched.status.as_str(), patched.title.as_str()),
             ("waiting", "T")
         );
         // The guard's own refresh re-reads under the lock: only the times move.
-        assert!(guard.shared.refresh(crate::unix_now() + 1.0));
+        assert!(guard.shared.refresh(crate::local::unix_now() + 1.0));
         let after = guard.record();
         assert_eq!(
             (after.status.as_str(), after.title.as_str()),

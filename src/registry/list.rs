@@ -88,7 +88,7 @@ impl Registry {
         let shared = std::sync::Mutex::new(Vec::with_capacity(counts.iter().sum()));
         let key = dedupe::digest_key();
         // From this machine's clock, whatever `now` the caller judges at.
-        let settled = crate::unix_now() - scan_cache::SETTLE_S;
+        let settled = crate::local::unix_now() - scan_cache::SETTLE_S;
         let mut scans: Vec<(store::Names, Vec<Part<'_>>)> = Vec::with_capacity(dirs.len());
         for (at, (dir, (names, mut report))) in dirs.iter().zip(listed_names).enumerate() {
             let cache = caches.get(at).and_then(Option::as_ref);
