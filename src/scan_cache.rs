@@ -20,10 +20,10 @@
 //! ignored and rewritten. Its hashes use a key drawn at random when it is
 //! made and kept in it, so no file name or record can aim at a collision.
 
-use std::io::{self, Write as _};
+use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::dedupe::Digest;
+use crate::dedupe::{Digest, Facts};
 use crate::store::Stamp;
 
 /// Files that changed this recently (seconds) are not cached.
@@ -76,49 +76,6 @@ impl FileKey {
                 .saturating_mul(1_000_000_000)
                 .saturating_add(stamp.ctime_ns),
         }
-    }
-}
-
-/// What a file's probe told dedupe and liveness.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Facts<'a> {
-    pub group: Digest,
-    pub life: Digest,
-    pub updated: Option<f64>,
-    pub expires: Option<f64>,
-    pub ended: bool,
-    pub seq: u64,
-    pub started: Option<f64>,
-    pub label: &'a str,
-    pub device: &'a str,
-    /// The session id as the listing order compares it (clipped).
-    pub session: &'a str,
-    /// The session key as `show` matches it (clipped; the id when none).
-    pub session_key: &'a str,
-}
-
-impl<'a> Facts<'a> {
-    /// What `probe` says, as the cache keeps it.
-    pub(crate) fn of(probe: &'a crate::record::Probe<'a>) -> Facts<'a> {
-        Facts {
-            group: Digest::group(probe.group_key()),
-            life: Digest::life(probe.instance_id(), probe.session_id(), probe.started_at),
-            updated: probe.updated_at,
-            expires: probe.expires_at,
-            ended: probe.ended_at.is_some(),
-            seq: probe.seq,
-            started: probe.started_at,
-            label: probe.profile(),
-            device: probe.device_id(),
-            session: crate::record::clip(probe.session_id()),
-            session_key: crate::record::clip(probe.session_key()),
-        }
-    }
-
-    /// The times liveness reads: `[updated_at, expires_at, ended_at]`, where
-    /// only whether `ended_at` is set counts.
-    pub(crate) fn times(&self) -> [Option<f64>; 3] {
-        [self.updated, self.expires, self.ended.then_some(0.0)]
     }
 }
 
@@ -459,10 +416,11 @@ pub(crate) fn save(
         return Err(io_err(io::ErrorKind::NotFound.into()));
     };
     crate::local::make_private_dir(parent)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(parent).map_err(io_err)?;
-    tmp.write_all(&out).map_err(io_err)?;
-    tmp.persist(path).map_err(|e| io_err(e.error))?;
-    Ok(())
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| io_err(io::ErrorKind::InvalidInput.into()))?;
+    crate::local::write_small(parent, name, &out, "write the scan cache")
 }
 
 #[cfg(test)]

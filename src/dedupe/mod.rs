@@ -30,12 +30,14 @@ use crate::liveness::{self, State};
 use crate::record::Record;
 
 mod digest;
+mod facts;
 mod reducer;
 mod slots;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use digest::{ByDigest, Digest, digest_key, use_digest_key};
+pub(crate) use facts::Facts;
 pub(crate) use reducer::Reducer;
 pub(crate) use slots::{Slot, decide_slots};
 

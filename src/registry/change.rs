@@ -79,7 +79,13 @@ impl Current {
 
 /// Whether `e` holds exactly the record ledger entry `m` says was written.
 pub(crate) fn holds_written(e: &Entry, m: &ledger::Entry) -> bool {
-    e.kind == NameKind::Record && m.record.as_ref() == Some(&e.record)
+    wrote(m, e.kind, &e.record)
+}
+
+/// Whether a file of `kind` holding `record` is exactly what ledger entry
+/// `m` says this device wrote there: the one test of ownership.
+fn wrote(m: &ledger::Entry, kind: NameKind, record: &Record) -> bool {
+    kind == NameKind::Record && m.record.as_ref() == Some(record)
 }
 
 /// Whether `e` is a copy of the life ledger entry `m` records.
@@ -211,7 +217,7 @@ impl Own {
     /// this device last wrote there.
     pub fn get(&self, file: &str, kind: NameKind, record: &Record) -> Option<&ledger::Entry> {
         let m = self.0.get(file)?;
-        (kind == NameKind::Record && m.record.as_ref() == Some(record)).then_some(m)
+        wrote(m, kind, record).then_some(m)
     }
 
     /// Every file the ledger knows.

@@ -6,12 +6,14 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
+use crate::config::ShowSet;
 use crate::error::Result;
 use crate::expire::{Garbage, Policy, decide};
 use crate::limits;
 use crate::owner::{self, OwnerState};
 use crate::registry::Registry;
 use crate::registry::change::{Change, Done};
+use crate::registry::read::Pass;
 use crate::store::Entry;
 
 /// What `expire` did (or, with `dry_run`, would do).
@@ -89,12 +91,13 @@ impl Registry {
         };
         // Each writer's times are read through its learned clock (see
         // clock.rs); what this scan teaches is kept for the next reader.
-        let clocks = self.local.clocks();
+        // Garbage belongs to no one: every label is judged.
+        let pass = Pass::begin(self, ShowSet::All);
         let mut learned = crate::clock::Clocks::default();
         for e in &scan.entries {
-            learned.learn_record(&e.record, e.ctime);
+            pass.judge_record(&mut learned, &e.record, e.ctime, now);
         }
-        let writer = |e: &Entry| self.writer_clock(&clocks, &e.record.device_id, now);
+        let writer = |e: &Entry| pass.clock(&e.record.device_id, now);
         let plan = decide(
             &scan.entries,
             &scan.temps,
@@ -104,7 +107,7 @@ impl Registry {
             owner_alive,
             writer,
         );
-        self.remember_clocks(&clocks, &learned, now);
+        pass.end(self, &learned, now);
         let total = scan.entries.len() + scan.temps.len();
         let before = out.removed.len();
         let mut gone = HashSet::new();

@@ -14,9 +14,8 @@ use crate::liveness;
 use crate::liveness::refreshed;
 use crate::owner;
 use crate::record::Record;
-use crate::redact;
 use crate::registry::change::{Change, Done};
-use crate::registry::{PublishRequest, Published, Registry};
+use crate::registry::{PublishRequest, Published, Registry, secret_free};
 use crate::store;
 
 impl Registry {
@@ -233,14 +232,7 @@ impl Shared {
                 return Ok((Change::Leave, None));
             };
             change(&mut r);
-            crate::registry::refuse_credential_ids(&r)?;
-            let redactions = redact::redact_record(&mut r);
-            if strict && !redactions.is_empty() {
-                return Err(Error::Refused {
-                    fields: redactions.into_iter().map(|x| x.field).collect(),
-                });
-            }
-            r.enforce_limits()?;
+            secret_free(&mut r, strict)?;
             let r = refreshed(r, now);
             Ok((Change::Write(Box::new(r.clone())), Some(r)))
         })?;

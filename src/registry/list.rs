@@ -6,12 +6,13 @@ use std::path::PathBuf;
 use crate::clock::Clocks;
 use crate::dedupe::{self, Digest, LossReason, Reducer};
 use crate::error::Result;
-use crate::liveness::{self, State};
+use crate::liveness::State;
 use crate::record::Probe;
 use crate::registry::change::Own;
 use crate::scan_cache;
 use crate::store::{self, Entry, NameKind, Skipped};
 
+use super::read::Pass;
 use super::{Listing, Registry, Row, listing_order};
 
 /// What `list` includes.
@@ -61,8 +62,7 @@ impl Registry {
     ) -> Result<(bool, Vec<Skipped>)> {
         let dirs = self.open_dirs()?;
         let owns = self.owns(&dirs)?;
-        let show = self.show_set(opts.all_profiles);
-        let clocks = self.local.clocks();
+        let pass = Pass::begin(self, self.show_set(opts.all_profiles));
         // Each file is probed for the few fields dedupe and liveness need
         // and becomes a 48-byte slot; only a file that may be listed keeps
         // its bytes, in its thread's buffer. The groups are then decided by
@@ -99,22 +99,14 @@ impl Registry {
                 id: part.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
                 ..Part::default()
             };
-            // What a file says, from the cache or from its probe: its
-            // writer's clock sample (every record teaches it, whatever its
-            // label), and — for a label shown — its liveness.
-            let judge = |learned: &mut Clocks, f: &scan_cache::Facts<'_>, ctime: f64| {
-                if let Some(updated) = f.updated {
-                    learned.learn(f.device, ctime, updated);
-                }
-                if !show.shows(f.label) {
-                    return None;
-                }
-                let clock = self.writer_clock(&clocks, f.device, now);
-                Some(liveness::state_of(f.times(), ctime, now, clock))
+            // What a file says, from the cache or from its probe.
+            let pass = &pass;
+            let judge = |learned: &mut Clocks, f: &dedupe::Facts<'_>, ctime| {
+                pass.judge(learned, f, ctime, now)
             };
             let listable = |state: State| opts.include_expired || state == State::Live;
             let slot =
-                |f: &scan_cache::Facts<'_>, file: u32, kept: u32, part: u8, state| dedupe::Slot {
+                |f: &dedupe::Facts<'_>, file: u32, kept: u32, part: u8, state| dedupe::Slot {
                     group: f.group,
                     life: f.life,
                     updated: f.updated.unwrap_or(f64::NEG_INFINITY),
@@ -152,7 +144,7 @@ impl Registry {
             });
             let fold = |p: &mut Part<'_>, file: u32, raw: store::Raw<'_>| {
                 let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
-                let f = scan_cache::Facts::of(&probe);
+                let f = dedupe::Facts::of(&probe);
                 if cache_to.is_some() && raw.ctime < settled {
                     let name = scan_cache::name_hash(key, raw.file);
                     let version = scan_cache::FileKey::of(&raw.stamp);
@@ -210,7 +202,7 @@ impl Registry {
             scans.push((names, parts));
         }
         let mut slots = shared.into_inner().unwrap_or_else(|e| e.into_inner());
-        self.remember_clocks(&clocks, &learned, now);
+        pass.end(self, &learned, now);
         let name_of = |s: &dedupe::Slot| {
             scans
                 .get(s.dir as usize)
@@ -308,7 +300,7 @@ impl Registry {
             if scan_cache::FileKey::of(&entry.stamp) != scan_cache::FileKey::of(&l.stamp) {
                 // Rewritten since it was judged (a refresh): listed as it is
                 // now if it is still a copy of that life and listable itself.
-                let clock = self.writer_clock(&clocks, &entry.record.device_id, now);
+                let clock = pass.clock(&entry.record.device_id, now);
                 let (group, life, copy) =
                     dedupe::describe::<()>(&entry.record, l.file, entry.ctime, now, clock);
                 // A new life of the session (restarted) speaks for the
@@ -320,7 +312,7 @@ impl Registry {
                     state = copy.state;
                 }
             }
-            let mut row = self.row(entry, l.at, &owns[l.at], now, &clocks);
+            let mut row = self.row(entry, l.at, &owns[l.at], now, &pass);
             row.mark_life(state);
             Some(Ok(row))
         };
@@ -375,8 +367,7 @@ impl Registry {
     fn list_all(&self, opts: ListOptions, now: f64) -> Result<Listing> {
         let dirs = self.open_dirs()?;
         let owns = self.owns(&dirs)?;
-        let show = self.show_set(opts.all_profiles);
-        let clocks = self.local.clocks();
+        let pass = Pass::begin(self, self.show_set(opts.all_profiles));
         let mut learned = Clocks::default();
         let mut entries = Vec::new();
         let mut all_exist = true;
@@ -385,19 +376,17 @@ impl Registry {
             let scan = dir.scan()?;
             all_exist &= scan.exists;
             skipped.extend(self.qualify(at, scan.skipped));
-            // Every record teaches its writer's clock, whatever its label.
-            for e in &scan.entries {
-                learned.learn_record(&e.record, e.ctime);
+            for e in scan.entries {
+                if pass
+                    .judge_record(&mut learned, &e.record, e.ctime, now)
+                    .is_some()
+                {
+                    entries.push((at, e));
+                }
             }
-            entries.extend(
-                scan.entries
-                    .into_iter()
-                    .filter(|e| show.shows(&e.record.profile))
-                    .map(|e| (at, e)),
-            );
         }
-        let rows = self.every_row(entries, opts, &owns, now, &clocks);
-        self.remember_clocks(&clocks, &learned, now);
+        let rows = self.every_row(entries, opts, &owns, now, &pass);
+        pass.end(self, &learned, now);
         Ok(Listing {
             dir_exists: all_exist,
             rows,
@@ -414,11 +403,11 @@ impl Registry {
         opts: ListOptions,
         owns: &[Own],
         now: f64,
-        clocks: &Clocks,
+        pass: &Pass,
     ) -> Vec<Row> {
         let mut reducer = Reducer::new(true);
         for (at, e) in entries {
-            let clock = self.writer_clock(clocks, &e.record.device_id, now);
+            let clock = pass.clock(&e.record.device_id, now);
             let (key, life, mut copy) = dedupe::describe(&e.record, &e.file, e.ctime, now, clock);
             copy.dir = at;
             copy.item = Some(e);
@@ -434,13 +423,13 @@ impl Registry {
                 continue;
             };
             let winner_file = winner.file.clone();
-            let mut row = self.row(winner, at, &owns[at], now, clocks);
+            let mut row = self.row(winner, at, &owns[at], now, pass);
             row.mark_life(group.state);
             let mut rows = vec![row];
             for (copy, why) in group.losers {
                 let at = copy.dir;
                 let Some(e) = copy.item else { continue };
-                let mut r = self.row(e, at, &owns[at], now, clocks);
+                let mut r = self.row(e, at, &owns[at], now, pass);
                 if why == LossReason::LifeEnded {
                     r.mark_life(State::Ended);
                 }

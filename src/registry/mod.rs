@@ -2,7 +2,6 @@
 //! list, show and clear. The CLI is a thin layer over this type, and so is
 //! any Rust program that links the crate.
 
-use crate::clock::Clocks;
 use crate::config::{Profile, ShowSet};
 use crate::error::Result;
 use crate::liveness::{self, State, WriterClock};
@@ -18,8 +17,11 @@ mod expire;
 mod guard;
 mod list;
 mod publish;
+pub(crate) mod read;
 pub(crate) mod refresh;
 mod show;
+
+use read::Pass;
 
 pub use crate::row::Row;
 use crate::row::{listing_order, round_ms};
@@ -28,7 +30,7 @@ pub use devices::Device;
 pub use expire::ExpireOutcome;
 pub use guard::Guard;
 pub use list::ListOptions;
-pub(crate) use publish::refuse_credential_ids;
+pub(crate) use publish::secret_free;
 pub use publish::{Field, PublishRequest, Published, UnknownField};
 pub use refresh::{RefreshOutcome, RefreshStep, StepKind};
 
@@ -198,18 +200,6 @@ impl Registry {
         }
     }
 
-    /// How to read the times of a record written by `device`: through its
-    /// learned clock offset, or with the skew tolerance for a device not
-    /// known yet (see `clock.rs`).
-    pub(crate) fn writer_clock(&self, clocks: &Clocks, device: &str, now: f64) -> WriterClock {
-        clocks.writer(
-            device,
-            now,
-            self.profile.skew.as_secs_f64(),
-            self.profile.clock_margin.as_secs_f64(),
-        )
-    }
-
     /// The skew tolerance and the clock margin, seconds.
     pub(crate) fn tolerance(&self) -> (f64, f64) {
         (
@@ -218,19 +208,10 @@ impl Registry {
         )
     }
 
-    /// Writes down what a read learned of the devices' clocks, if it says
-    /// something new. A failure to write is not the reader's failure: the
-    /// estimates are learned again on the next read.
-    pub(crate) fn remember_clocks(&self, known: &Clocks, learned: &Clocks, now: f64) {
-        if known.learns_from(learned) {
-            let _ = self.local.save_clocks(learned, now);
-        }
-    }
-
     /// The row of `e`, a file in the profile's `at`-th directory, whose
     /// ledger is `own`.
-    pub(crate) fn row(&self, e: Entry, at: usize, own: &Own, now: f64, clocks: &Clocks) -> Row {
-        let clock = self.writer_clock(clocks, &e.record.device_id, now);
+    pub(crate) fn row(&self, e: Entry, at: usize, own: &Own, now: f64, pass: &Pass) -> Row {
+        let clock = pass.clock(&e.record.device_id, now);
         let state = liveness::state(&e.record, e.ctime, now, clock);
         let local = own.is_mine(&e.file, e.kind, &e.record);
         let mut record = e.record;

@@ -419,15 +419,7 @@ impl Registry {
                     (None, Some(_)) => {}
                     (None, None) => (new.pid, new.owner_start) = (std::process::id(), None),
                 }
-                refuse_credential_ids(&new)?;
-                let redactions = redact::redact_record(&mut new);
-                if !redactions.is_empty() && strict {
-                    let mut fields: Vec<String> =
-                        redactions.iter().map(|r| r.field.clone()).collect();
-                    fields.dedup();
-                    return Err(Error::Refused { fields });
-                }
-                let mut warnings = new.enforce_limits()?;
+                let (redactions, mut warnings) = secret_free(&mut new, strict)?;
                 let ttl = match (req.ttl, base) {
                     (Some(ttl), _) => ttl.as_secs_f64(),
                     (None, Some(b)) => liveness::record_ttl(b),
@@ -519,15 +511,29 @@ impl Registry {
     }
 }
 
-/// Ids are never rewritten: one that looks like a credential is refused.
-pub(crate) fn refuse_credential_ids(record: &Record) -> Result<()> {
-    match redact::credential_in_id(record) {
-        Some(found) => Err(Error::CredentialId {
+/// The write-time policy, for every record this device writes (publish and
+/// the keep-alive's updates): an id that looks like a credential is refused
+/// (ids are never rewritten); credentials in other fields are redacted, or
+/// with `strict` refused, naming each field once; then every field is held
+/// to its limit. Returns what was redacted and the notes of what was cut.
+pub(crate) fn secret_free(
+    record: &mut Record,
+    strict: bool,
+) -> Result<(Vec<Redaction>, Vec<String>)> {
+    if let Some(found) = redact::credential_in_id(record) {
+        return Err(Error::CredentialId {
             field: found.field,
             kind: found.kind,
-        }),
-        None => Ok(()),
+        });
     }
+    let redactions = redact::redact_record(record);
+    if strict && !redactions.is_empty() {
+        let mut fields: Vec<String> = redactions.iter().map(|r| r.field.clone()).collect();
+        fields.dedup();
+        return Err(Error::Refused { fields });
+    }
+    let warnings = record.enforce_limits()?;
+    Ok((redactions, warnings))
 }
 
 #[cfg(test)]

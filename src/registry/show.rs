@@ -8,15 +8,16 @@ use crate::record::Probe;
 use crate::scan_cache;
 use crate::store::{self, Entry};
 
+use super::read::Pass;
 use super::{ListOptions, Listing, Registry, Row};
+use crate::limits::REDACTED;
 
 impl Registry {
     /// The newest record (live or not) whose `session_id` or `session_key` is
     /// `id`, among the labels this profile shows, and how many others matched.
     pub fn show(&self, id: &str, now: f64) -> Result<Option<(Row, usize)>> {
         let dirs = self.open_dirs()?;
-        let show = self.show_set(false);
-        let clocks = self.local.clocks();
+        let pass = Pass::begin(self, self.show_set(false));
         // Every file is probed into a slot, as `list` does; only the groups
         // holding a match, and the other copies of their lives (a tombstone
         // elsewhere ends a life), are then read in full, as `list --all`
@@ -30,7 +31,7 @@ impl Registry {
         let counts: Vec<usize> = listed_names.iter().map(|(n, _)| n.len()).collect();
         // Rows show credential-shaped ids redacted, and `show` matches the
         // id as shown: an id holding the redaction mark may match any file.
-        let wild = id.contains("[redacted");
+        let wild = id.contains(REDACTED.trim_end_matches(']'));
         // The scan cache, read but not written: `list` keeps it.
         let (_, caches) = self.scan_caches(&dirs, &counts);
         let mut scans = Vec::with_capacity(dirs.len());
@@ -40,11 +41,9 @@ impl Registry {
             type Acc = (Vec<dedupe::Slot>, Clocks);
             // Every record teaches its writer's clock; a file of a label
             // shown becomes a slot, marked when it matches.
-            let add = |(slots, learned): &mut Acc, f: &scan_cache::Facts<'_>, file, ctime| {
-                if let Some(updated) = f.updated {
-                    learned.learn(f.device, ctime, updated);
-                }
-                if show.shows(f.label) {
+            let pass = &pass;
+            let add = |(slots, learned): &mut Acc, f: &dedupe::Facts<'_>, file, ctime| {
+                if pass.judge(learned, f, ctime, now).is_some() {
                     let matched = wild || f.session == id || f.session_key == id;
                     slots.push(dedupe::Slot {
                         group: f.group,
@@ -71,7 +70,7 @@ impl Registry {
             };
             let fold = |acc: &mut Acc, file: u32, raw: store::Raw<'_>| {
                 let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
-                add(acc, &scan_cache::Facts::of(&probe), file, raw.ctime);
+                add(acc, &dedupe::Facts::of(&probe), file, raw.ctime);
                 Ok(())
             };
             let known = cache.is_some().then_some(known);
@@ -83,7 +82,7 @@ impl Registry {
             }
             scans.push(names);
         }
-        self.remember_clocks(&clocks, &learned, now);
+        pass.end(self, &learned, now);
         let mut groups: Vec<Digest> = slots
             .iter()
             .filter(|s| s.kept == 1)
@@ -110,7 +109,7 @@ impl Registry {
                 let at = s.dir as usize;
                 let file = scans.get(at)?.get(s.file as usize).0;
                 let e = dirs.get(at)?.read_entry(file).ok().flatten()?;
-                show.shows(&e.record.profile).then_some((at, e))
+                pass.shows(&e.record.profile).then_some((at, e))
             })
             .collect();
         let owns = self.owns(&dirs)?;
@@ -120,7 +119,7 @@ impl Registry {
         };
         let listing = Listing {
             dir_exists: true,
-            rows: self.every_row(entries, opts, &owns, now, &clocks),
+            rows: self.every_row(entries, opts, &owns, now, &pass),
             skipped: Vec::new(),
         };
         let mut matches: Vec<Row> = listing

@@ -1,0 +1,107 @@
+//! The one read pass. Every reader — `list`, `list --all`, `show`, `expire`,
+//! the watcher — reads the shared directories the same way:
+//!
+//! 1. the writers' clocks as this device learned them, loaded once;
+//! 2. every record teaches its writer's clock, whatever its label;
+//! 3. a file of a label shown is judged through its writer's clock
+//!    ([`liveness::state_of`]);
+//! 4. what the pass taught is written down once, at its end, and only if it
+//!    says something new (a burst of arrivals alone teaches nothing; see
+//!    clock.rs).
+//!
+//! [`Pass`] is that sequence; the readers differ only in what they keep of
+//! each file (a 48-byte slot, a full entry, a watcher's facts).
+
+use crate::clock::Clocks;
+use crate::config::ShowSet;
+use crate::dedupe::Facts;
+use crate::liveness::{self, State, WriterClock};
+use crate::record::Record;
+use crate::registry::Registry;
+
+/// One read of the directories; see the module docs. A watcher keeps one
+/// for as long as it runs, each batch ending with [`Pass::end`].
+#[derive(Debug, Clone)]
+pub(crate) struct Pass {
+    show: ShowSet,
+    /// The clocks as known when the pass began (or its last batch ended).
+    known: Clocks,
+    skew: f64,
+    margin: f64,
+}
+
+impl Pass {
+    /// A pass over `registry`'s directories showing the labels of `show`.
+    pub(crate) fn begin(registry: &Registry, show: ShowSet) -> Pass {
+        let (skew, margin) = registry.tolerance();
+        Pass {
+            show,
+            known: registry.local.clocks(),
+            skew,
+            margin,
+        }
+    }
+
+    /// Whether the pass shows records of `label`.
+    pub(crate) fn shows(&self, label: &str) -> bool {
+        self.show.shows(label)
+    }
+
+    /// How to read the times of a record written by `device` at `now`:
+    /// through its learned clock offset, or with the skew tolerance for a
+    /// device not known yet.
+    pub(crate) fn clock(&self, device: &str, now: f64) -> WriterClock {
+        self.known.writer(device, now, self.skew, self.margin)
+    }
+
+    /// Steps 2 and 3 for a file whose facts are `f`, arrived at `ctime`:
+    /// its writer's clock sample goes into `learned`; its state at `now`,
+    /// or `None` for a label the pass does not show.
+    pub(crate) fn judge(
+        &self,
+        learned: &mut Clocks,
+        f: &Facts<'_>,
+        ctime: f64,
+        now: f64,
+    ) -> Option<State> {
+        if let Some(updated) = f.updated {
+            learned.learn(f.device, ctime, updated);
+        }
+        self.shows(f.label)
+            .then(|| liveness::state_of(f.times(), ctime, now, self.clock(f.device, now)))
+    }
+
+    /// [`judge`](Self::judge) for a record read in full.
+    pub(crate) fn judge_record(
+        &self,
+        learned: &mut Clocks,
+        record: &Record,
+        ctime: f64,
+        now: f64,
+    ) -> Option<State> {
+        learned.learn_record(record, ctime);
+        self.shows(&record.profile)
+            .then(|| liveness::state(record, ctime, now, self.clock(&record.device_id, now)))
+    }
+
+    /// Step 4: writes down what the pass taught, if it says something new.
+    /// The pass itself goes on judging with what it knew when it began: a
+    /// read judges with what earlier reads learned. A failure to write is
+    /// not the reader's: the estimates are learned again on the next read.
+    pub(crate) fn end(&self, registry: &Registry, learned: &Clocks, now: f64) {
+        if self.known.learns_from(learned) {
+            let _ = registry.local.save_clocks(learned, now);
+        }
+    }
+
+    /// For a watcher, whose pass never ends: [`end`](Self::end) one batch,
+    /// and judge with what it taught from now on (its own groups included).
+    pub(crate) fn end_batch(&mut self, registry: &Registry, learned: &Clocks, now: f64) {
+        let before = std::mem::take(&mut self.known);
+        self.known = before.clone();
+        self.known.merge(learned, now);
+        if before.learns_from(learned) {
+            let _ = registry.local.save_clocks(learned, now);
+        }
+    }
+}
