@@ -150,6 +150,8 @@ pub use registry::{
     ClearOutcome, Cleared, Device, Field, ListOptions, Listing, PublishRequest, Published,
     Registry, Row, UnknownField,
 };
+#[doc(hidden)] // the one bounded read, for `presence setup`
+pub use store::bounded;
 pub use store::{SkipReason, Skipped};
 pub use text::terminal_safe;
 pub use watch::{DownReason, Event, MIN_POLL, WatchOptions, WatchStats, Watcher};

@@ -11,10 +11,12 @@
 //!
 //! The concerns that share that fd live in submodules: `names` (what a file
 //! name says it is, and which name a record gets), `scan` (reading records
-//! safely) and `write` (atomic and conditional writes and removals). This
+//! safely, through `bounded`, the one bounded read every hostile file goes
+//! through) and `write` (atomic and conditional writes and removals). This
 //! file holds what all three stand on: the directory, opened by its fd, and
 //! [`Stamp`], which tells one file from another.
 
+pub mod bounded;
 mod names;
 mod scan;
 mod write;

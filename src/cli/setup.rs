@@ -28,7 +28,7 @@ const PLIST_MARK: &str =
 const STIGNORE_LINE: &str = "(?d).*.tmp";
 const STIGNORE_MARK: &str = "// presence's temp files (added by `presence setup`; `presence setup --uninstall` removes these two lines)";
 /// The most setup reads of a file it edits or inspects.
-const MAX_READ: u64 = 4 << 20;
+const MAX_READ: usize = 4 << 20;
 /// The timers `systemctl --user enable` starts.
 const TIMERS: [&str; 2] = ["presence-refresh.timer", "presence-expire.timer"];
 /// The user units, as docs/systemd ships them (with `ExecStart=presence …`).
@@ -476,31 +476,13 @@ fn attribute(tag: &str, name: &str) -> Option<String> {
     None
 }
 
-/// A small text file, `None` when it does not exist. Opened without
-/// blocking and checked after opening: a `.stignore` is in a shared folder,
-/// and a FIFO planted there must not hang setup.
-fn read_small(path: &Path) -> std::io::Result<Option<String>> {
-    use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-    {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let meta = f.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    if meta.len() > MAX_READ {
-        return Err(std::io::Error::other("over 4 MiB"));
-    }
-    let mut bytes = Vec::new();
-    f.take(MAX_READ).read_to_end(&mut bytes)?;
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+/// A small text file (invalid UTF-8 replaced), `None` when it does not
+/// exist. Read with the library's one bounded read: a `.stignore` is in a
+/// shared folder, and a symlink planted there must not make setup read (and
+/// write back into the folder) a file it points to, nor a FIFO hang setup.
+fn read_small(path: &Path) -> Result<Option<String>, presence::bounded::ReadError> {
+    Ok(presence::bounded::read_path(path, MAX_READ)?
+        .map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
 /// How `dir` is written in the configuration: `~/…` under the home directory.
