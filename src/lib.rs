@@ -138,7 +138,7 @@ pub use config::{
     parse_duration,
 };
 pub use dedupe::LossReason;
-pub use doctor::{Check, Status, stignore_ignores_temp_files, sync_folder};
+pub use doctor::{Check, Status, stignore_ignores_temp_files};
 pub use error::{ConfigError, Error, Result};
 pub use expire::{ExpireOutcome, Garbage, Reason as GarbageReason};
 pub use lifecycle::{Guard, RefreshOutcome, RefreshStep, StepKind};
@@ -152,6 +152,8 @@ pub use registry::{
 };
 #[doc(hidden)] // the one bounded read, for `presence setup`
 pub use store::bounded;
+#[doc(hidden)] // the one sync-engine type and its discovery, for `presence setup`
+pub use store::engine;
 pub use store::{SkipReason, Skipped};
 pub use text::terminal_safe;
 pub use watch::{DownReason, Event, MIN_POLL, WatchOptions, WatchStats, Watcher};

@@ -16,6 +16,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
+use presence::engine::{self, Engine};
 use presence::{Profile, Registry, Selection, Status};
 
 use super::{Ctx, Exit, UsageError, safe};
@@ -353,6 +354,8 @@ pub(crate) struct Candidate {
     pub folder: PathBuf,
     /// Which engine, and the folder's name there.
     pub what: String,
+    /// Named by Syncthing's configuration (not only by where it is).
+    pub syncthing: bool,
 }
 
 impl Candidate {
@@ -362,30 +365,16 @@ impl Candidate {
 }
 
 /// Synced folders on this device, best first: Syncthing's (from its
-/// configuration), then `~/Sync`, Dropbox, Nextcloud and iCloud Drive, each
+/// configuration, read by the library), then `~/Sync`, Dropbox, Nextcloud and iCloud Drive, each
 /// once and only if it exists.
 pub(crate) fn candidates(home: &Path) -> Vec<Candidate> {
     let mut found: Vec<Candidate> = Vec::new();
-    let xdg_config = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| home.join(".config"));
-    let xdg_state = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| home.join(".local/state"));
-    let configs = [
-        xdg_config.join("syncthing/config.xml"),
-        xdg_state.join("syncthing/config.xml"),
-        home.join("Library/Application Support/Syncthing/config.xml"),
-    ];
-    for file in configs {
-        for (label, path) in syncthing_folders(&file, home) {
-            found.push(Candidate {
-                folder: path,
-                what: format!("Syncthing folder \"{label}\""),
-            });
-        }
+    for (label, path) in engine::syncthing_folders(home) {
+        found.push(Candidate {
+            folder: path,
+            what: format!("Syncthing folder \"{label}\""),
+            syncthing: true,
+        });
     }
     let plain = [
         ("Sync", "Syncthing's default folder"),
@@ -400,6 +389,7 @@ pub(crate) fn candidates(home: &Path) -> Vec<Candidate> {
         found.push(Candidate {
             folder: home.join(rel),
             what: what.into(),
+            syncthing: false,
         });
     }
     let mut seen = Vec::new();
@@ -414,66 +404,6 @@ pub(crate) fn candidates(home: &Path) -> Vec<Candidate> {
         }
     });
     found
-}
-
-/// The folders of a Syncthing `config.xml`: `(label or id, path)`, `~`
-/// expanded. An unreadable file is no folders.
-fn syncthing_folders(file: &Path, home: &Path) -> Vec<(String, PathBuf)> {
-    let Ok(Some(text)) = read_small(file) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    let mut rest = text.as_str();
-    while let Some(start) = rest.find("<folder ") {
-        rest = &rest[start + "<folder ".len()..];
-        let Some(end) = rest.find('>') else { break };
-        let tag = &rest[..end];
-        let (Some(path), id) = (attribute(tag, "path"), attribute(tag, "id")) else {
-            continue;
-        };
-        let label = attribute(tag, "label")
-            .filter(|l| !l.is_empty())
-            .or(id)
-            .unwrap_or_default();
-        let path = match path.strip_prefix("~/") {
-            Some(rest) => home.join(rest),
-            None if path == "~" => home.to_path_buf(),
-            None => PathBuf::from(path),
-        };
-        if path.is_absolute() {
-            out.push((label, path));
-        }
-    }
-    out
-}
-
-/// An XML attribute's value in a start tag, entities decoded.
-fn attribute(tag: &str, name: &str) -> Option<String> {
-    let mut at = 0;
-    while let Some(i) = tag[at..].find(name) {
-        let i = at + i;
-        let before_ok = i == 0 || tag[..i].ends_with(char::is_whitespace);
-        let after = tag[i + name.len()..].trim_start();
-        if before_ok && let Some(after) = after.strip_prefix('=') {
-            let after = after.trim_start();
-            let quote = after.chars().next()?;
-            if quote != '"' && quote != '\'' {
-                return None;
-            }
-            let value = &after[1..];
-            let value = &value[..value.find(quote)?];
-            return Some(
-                value
-                    .replace("&lt;", "<")
-                    .replace("&gt;", ">")
-                    .replace("&quot;", "\"")
-                    .replace("&apos;", "'")
-                    .replace("&amp;", "&"),
-            );
-        }
-        at = i + name.len();
-    }
-    None
 }
 
 /// A small text file (invalid UTF-8 replaced), `None` when it does not
@@ -566,14 +496,14 @@ fn config_plan(path: &Path, profile: &str, dir: &Path, home: &Path) -> anyhow::R
 /// The Syncthing folder that holds `dir`: by `.stfolder` up the tree, else
 /// by the folders of Syncthing's configuration.
 fn syncthing_root(dir: &Path, home: &Path) -> Option<PathBuf> {
-    if let Some((engine, root)) = presence::sync_folder(dir)
-        && engine == "Syncthing"
+    if let Some(folder) = engine::find(dir)
+        && folder.engine == Engine::Syncthing
     {
-        return Some(root);
+        return Some(folder.root);
     }
     candidates(home)
         .into_iter()
-        .filter(|c| c.what.starts_with("Syncthing folder"))
+        .filter(|c| c.syncthing)
         .map(|c| c.folder)
         .filter(|f| dir.starts_with(f))
         .max_by_key(|f| f.as_os_str().len())
@@ -938,17 +868,6 @@ fn apply(action: &Action) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn xml_attributes() {
-        let tag = r#"id="a-b" label="Tom &amp; Jerry" path='~/Sync' xpath="no""#;
-        assert_eq!(attribute(tag, "id").as_deref(), Some("a-b"));
-        assert_eq!(attribute(tag, "label").as_deref(), Some("Tom & Jerry"));
-        assert_eq!(attribute(tag, "path").as_deref(), Some("~/Sync"));
-        assert_eq!(attribute(tag, "missing"), None);
-        assert_eq!(attribute("path=unquoted", "path"), None);
-        assert_eq!(attribute("path=\"open", "path"), None);
-    }
 
     #[test]
     fn units_name_the_binary() {

@@ -2,14 +2,15 @@
 //! synced here, a `.stignore` and what it includes, this device's own state,
 //! a file `presence setup` edits or inspects.
 //!
-//! [`read_at`] opens without following a symbolic link (`O_NOFOLLOW`) and
-//! without blocking (`O_NONBLOCK`: a FIFO never waits for a writer, a device
-//! never for input), checks with `fstat` that it opened a regular file no
+//! [`read_path`] (and `read_at`, relative to a directory's fd) opens
+//! without following a symbolic link (`O_NOFOLLOW`) and without blocking
+//! (`O_NONBLOCK`: a FIFO never waits for a writer, a device never for
+//! input), checks with `fstat` that it opened a regular file no
 //! larger than the caller's limit, and reads at most one byte past the limit
 //! (the file may grow after `fstat`). A missing file is `Ok(None)`, not an
 //! error, so that each caller keeps its own meaning for "missing"; whatever
 //! else it refuses is a [`ReadError`] saying why, and a file that is not
-//! regular is named by its type ([`type_name`], the one place those names
+//! regular is named by its type (`type_name`, the one place those names
 //! are written).
 //!
 //! The syscalls are what a scan of 100 000 records can afford: `openat`,
