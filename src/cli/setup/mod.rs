@@ -36,30 +36,30 @@ const TIMERS: [&str; 2] = ["presence-refresh.timer", "presence-expire.timer"];
 const UNITS: [(&str, &str); 4] = [
     (
         "presence-refresh.service",
-        include_str!("../../docs/systemd/presence-refresh.service"),
+        include_str!("../../../docs/systemd/presence-refresh.service"),
     ),
     (
         "presence-refresh.timer",
-        include_str!("../../docs/systemd/presence-refresh.timer"),
+        include_str!("../../../docs/systemd/presence-refresh.timer"),
     ),
     (
         "presence-expire.service",
-        include_str!("../../docs/systemd/presence-expire.service"),
+        include_str!("../../../docs/systemd/presence-expire.service"),
     ),
     (
         "presence-expire.timer",
-        include_str!("../../docs/systemd/presence-expire.timer"),
+        include_str!("../../../docs/systemd/presence-expire.timer"),
     ),
 ];
 /// The launchd agents, as docs/launchd ships them (for `~/.cargo/bin`).
 const AGENTS: [(&str, &str); 2] = [
     (
         "dev.presence.refresh.plist",
-        include_str!("../../docs/launchd/dev.presence.refresh.plist"),
+        include_str!("../../../docs/launchd/dev.presence.refresh.plist"),
     ),
     (
         "dev.presence.expire.plist",
-        include_str!("../../docs/launchd/dev.presence.expire.plist"),
+        include_str!("../../../docs/launchd/dev.presence.expire.plist"),
     ),
 ];
 
