@@ -8,7 +8,7 @@
 //! (`refresher`).
 
 use std::ops::ControlFlow;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -156,14 +156,6 @@ fn listing_checks(
     out.extend(refresher::refresher(registry, &listing));
     out.extend(records::foreign_claims(registry, &listing));
     Some(listing)
-}
-
-/// The sync engine whose folder holds `dir`, found by the marks it leaves
-/// up the tree (`.stfolder`, `.dropbox`, …): its name (`Syncthing`,
-/// `Dropbox`, …) and the folder's root. What `doctor` reports as
-/// `sync-engine`, for `presence setup`.
-pub fn sync_folder(dir: &Path) -> Option<(String, PathBuf)> {
-    sync::find_engine(dir)
 }
 
 /// Whether the ignore patterns of the Syncthing folder at `root` — its

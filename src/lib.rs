@@ -151,7 +151,7 @@ pub use config::{
     parse_duration,
 };
 pub use dedupe::LossReason;
-pub use doctor::{Check, Status, stignore_ignores_temp_files, sync_folder};
+pub use doctor::{Check, Status, stignore_ignores_temp_files};
 pub use error::{ConfigError, Error, Result};
 pub use expire::{Garbage, Reason as GarbageReason};
 pub use liveness::State;
@@ -164,6 +164,10 @@ pub use registry::{
     Registry, Row, UnknownField,
 };
 pub use registry::{Guard, RefreshOutcome, RefreshStep, StepKind};
+#[doc(hidden)] // the one bounded read, for `presence setup`
+pub use store::bounded;
+#[doc(hidden)] // the one sync-engine type and its discovery, for `presence setup`
+pub use store::engine;
 pub use store::{SkipReason, Skipped};
 pub use text::terminal_safe;
 pub use watch::{DownReason, Event, MIN_POLL, WatchOptions, WatchStats, Watcher};

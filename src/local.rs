@@ -187,29 +187,18 @@ fn flock(path: &Path) -> Result<RecordLock> {
     Ok(RecordLock { _file: f })
 }
 
-/// Reads a small file of this device's local state. `Ok(None)` when it is
-/// missing or cannot be opened (a symlink, a socket, another user's file
-/// after a `sudo` run), is not a regular file, or is larger than `max`:
-/// such a file is treated as absent. Opening never blocks (a FIFO would
-/// otherwise hang the caller).
+/// Reads a small file of this device's local state (with the one bounded
+/// read, [`crate::store::bounded`]). `Ok(None)` when it is missing or cannot
+/// be opened (a symlink, a socket, another user's file after a `sudo` run),
+/// is not a regular file, or is larger than `max`: such a file is treated as
+/// absent. Opening never blocks (a FIFO would otherwise hang the caller).
 pub(crate) fn read_small(path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
-    let Ok(f) = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-    else {
-        return Ok(None);
-    };
-    let meta = f.metadata()?;
-    if !meta.is_file() || meta.len() > max {
-        return Ok(None);
+    use crate::store::bounded::{ReadError, read_path};
+    match read_path(path, usize::try_from(max).unwrap_or(usize::MAX)) {
+        Ok(bytes) => Ok(bytes),
+        Err(ReadError::Read(e)) => Err(e),
+        Err(_) => Ok(None),
     }
-    // Room for what fstat said and a byte more, so that a file of the size
-    // it said is read in one call plus the one that sees its end; it may
-    // have grown since fstat.
-    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
-    f.take(max + 1).read_to_end(&mut bytes)?;
-    Ok((bytes.len() as u64 <= max).then_some(bytes))
 }
 
 /// Writes `bytes` as `dir/name` atomically: a 0600 temp file `.name.*.tmp`

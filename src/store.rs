@@ -11,10 +11,14 @@
 //!
 //! The concerns that share that fd live in submodules: `names` (what a file
 //! name says it is, and which name a record gets), `scan` (reading records
-//! safely) and `write` (atomic and conditional writes and removals). This
+//! safely, through `bounded`, the one bounded read every hostile file goes
+//! through), `engine` (the one sync-engine type, and how to find the engine
+//! sharing a folder) and `write` (atomic and conditional writes and removals). This
 //! file holds what all three stand on: the directory, opened by its fd, and
 //! [`Stamp`], which tells one file from another.
 
+pub mod bounded;
+pub mod engine;
 mod names;
 mod scan;
 mod write;
@@ -27,7 +31,7 @@ use std::sync::{Arc, OnceLock};
 use crate::error::{Error, Result};
 
 #[cfg(test)]
-pub(crate) use names::Engine;
+pub(crate) use engine::Engine;
 use names::is_plain_name;
 pub(crate) use names::{NameKind, classify, file_name};
 #[cfg(test)]

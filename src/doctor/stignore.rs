@@ -8,15 +8,17 @@
 //! twice is an error that makes Syncthing stop syncing the folder; the
 //! prefixes `!` (not ignored), `(?i)` (any case), `(?d)` and `(?r)` come in
 //! any order; the first pattern that matches a path decides. The files are
-//! in a shared folder and may have been planted: FIFOs and devices are never
-//! opened for reading, each file is read to at most 1 MiB, and includes stop
-//! at 16 levels and 64 files.
+//! in a shared folder and may have been planted: each one is read with the
+//! one bounded read (`store::bounded`), so a symlink is never followed, a
+//! FIFO or device never read, a file over 1 MiB refused; includes stop at 16
+//! levels and 64 files.
 
 use std::collections::HashSet;
-use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
-const MAX_FILE: u64 = 1 << 20;
+use crate::store::bounded::{self, ReadError};
+
+const MAX_FILE: usize = 1 << 20;
 const MAX_DEPTH: usize = 16;
 const MAX_FILES: usize = 64;
 /// Alternatives (`{a,b}`) one pattern may expand to.
@@ -406,25 +408,11 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// The text of `path` if it is a regular file (at most [`MAX_FILE`] bytes,
-/// invalid UTF-8 replaced); `None` if it does not exist.
-pub(super) fn read_regular(path: &Path) -> std::io::Result<Option<String>> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-    {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    if !f.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    f.take(MAX_FILE).read_to_end(&mut bytes)?;
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+/// The text of `path` (invalid UTF-8 replaced) if it is a regular file of
+/// at most [`MAX_FILE`] bytes, read with the one bounded read (no symlink
+/// followed, never blocking); `None` if it does not exist.
+pub(super) fn read_regular(path: &Path) -> Result<Option<String>, ReadError> {
+    Ok(bounded::read_path(path, MAX_FILE)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
 #[cfg(test)]

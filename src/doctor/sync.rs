@@ -1,6 +1,6 @@
 //! The `sync-engine` and `stignore` checks: which sync engine, if any,
-//! shares the directory, found by the marks it leaves up the tree or by the
-//! network file system it is mounted from. Apart because it reads files
+//! shares the directory, found by the marks it leaves up the tree
+//! (`store::engine`) or by the network file system it is mounted from. Apart because it reads files
 //! that are not ours (`.stignore` and what it includes, engine marks), which
 //! a shared folder may have planted.
 
@@ -9,20 +9,25 @@ use std::path::{Path, PathBuf};
 use super::stignore::{LoadError, Patterns};
 use super::{Check, Status, check};
 use crate::config::Profile;
+use crate::store::engine::{self, Engine};
 
 /// `sync-engine`, and for Syncthing also `stignore`.
 pub(super) fn sync_engine(p: &Profile) -> Vec<Check> {
     let dir = &p.dir;
-    match find_engine(dir) {
-        Some((engine, root)) => {
+    match engine::find(dir) {
+        Some(folder) => {
             let mut out = vec![check(
                 "sync-engine",
                 Status::Ok,
-                format!("{engine} folder at {}", root.display()),
+                format!(
+                    "{} folder at {}",
+                    folder.engine_name(),
+                    folder.root.display()
+                ),
                 None,
             )];
-            if engine == "Syncthing" {
-                out.push(stignore(&root, dir));
+            if folder.engine == Engine::Syncthing {
+                out.push(stignore(&folder.root, dir));
             }
             out
         }
@@ -59,44 +64,6 @@ pub(super) fn sync_engine(p: &Profile) -> Vec<Check> {
             )],
         },
     }
-}
-
-/// The sync engine that manages `dir`, by the marks it leaves up the tree.
-pub(super) fn find_engine(dir: &Path) -> Option<(String, PathBuf)> {
-    let mut cur = Some(dir);
-    while let Some(d) = cur {
-        let found = |engine: &str| Some((engine.to_string(), d.to_path_buf()));
-        if d.join(".stfolder").exists() {
-            return found("Syncthing");
-        }
-        if d.join(".dropbox").exists() || d.join(".dropbox.cache").exists() {
-            return found("Dropbox");
-        }
-        if d.join(".sync").join("ID").exists() {
-            return found("Resilio Sync");
-        }
-        let nextcloud = std::fs::read_dir(d).ok().is_some_and(|rd| {
-            rd.flatten().take(10_000).any(|e| {
-                let n = e.file_name().to_string_lossy().into_owned();
-                n.starts_with(".sync_") && n.ends_with(".db") || n == ".owncloudsync.log"
-            })
-        });
-        if nextcloud {
-            return found("Nextcloud/ownCloud");
-        }
-        if d.file_name().is_some_and(|n| n == "Mobile Documents") {
-            return found("iCloud Drive");
-        }
-        // macOS's File Provider folders: ~/Library/CloudStorage/<provider>.
-        if let Some(parent) = d.parent()
-            && parent.ends_with("Library/CloudStorage")
-        {
-            let provider = d.file_name()?.to_string_lossy().into_owned();
-            return Some((format!("cloud storage ({provider})"), d.to_path_buf()));
-        }
-        cur = d.parent();
-    }
-    None
 }
 
 /// The network file system `dir` lives on, and where it is mounted: from

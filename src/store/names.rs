@@ -7,6 +7,8 @@
 
 use sha2::{Digest, Sha256};
 
+use super::engine::Engine;
+
 /// Longest reduced id part of a file name, in bytes (before the hash suffix).
 pub(crate) const MAX_ID_BYTES: usize = 100;
 
@@ -101,34 +103,6 @@ pub(crate) fn file_name(instance_id: &str, session_id: &str) -> String {
         reduce_instance_id(instance_id),
         reduce_id(session_id)
     )
-}
-
-/// The sync engine a file name points to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Engine {
-    /// Syncthing.
-    Syncthing,
-    /// Dropbox.
-    Dropbox,
-    /// Nextcloud or ownCloud.
-    Nextcloud,
-    /// iCloud Drive.
-    ICloud,
-    /// A copy of unknown origin (a name with a space in it).
-    Unknown,
-}
-
-impl Engine {
-    /// Display name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Engine::Syncthing => "Syncthing",
-            Engine::Dropbox => "Dropbox",
-            Engine::Nextcloud => "Nextcloud/ownCloud",
-            Engine::ICloud => "iCloud",
-            Engine::Unknown => "unknown engine",
-        }
-    }
 }
 
 /// What a directory entry's name says it is.

@@ -6,10 +6,10 @@
 //! device left in the directory; every problem with a single file becomes a
 //! [`Skipped`] entry with its reason, never an error.
 
-use std::io;
 #[cfg(test)]
 use std::path::Path;
 
+use super::bounded::{self, ReadError};
 use super::names::{NameKind, classify, is_plain_name};
 use super::{Dir, DirHandle, Stamp};
 use crate::error::{Error, Result};
@@ -84,74 +84,19 @@ pub(crate) struct Scan {
     pub temps: Vec<(String, Stamp)>,
 }
 
-fn type_name(ft: rustix::fs::FileType) -> &'static str {
-    use rustix::fs::FileType;
-    match ft {
-        FileType::Directory => "a directory",
-        FileType::Symlink => "a symbolic link",
-        FileType::Fifo => "a FIFO",
-        FileType::Socket => "a socket",
-        FileType::BlockDevice | FileType::CharacterDevice => "a device node",
-        _ => "not a regular file",
-    }
-}
-
-fn mode_name(mode: u32) -> &'static str {
-    type_name(rustix::fs::FileType::from_raw_mode(mode))
-}
-
 impl DirHandle {
-    /// Reads one record file safely into `buf`: never follows a symlink, never
-    /// blocks on a FIFO or device (`O_NONBLOCK`), checks the type and size
-    /// with `fstat` before reading and never reads past the limit. Returns
-    /// the file's [`Stamp`], or `Ok(None)` when it vanished meanwhile.
+    /// Reads one record file safely into `buf` (see [`super::bounded`]):
+    /// never follows a symlink, never blocks on a FIFO or device, checks the
+    /// type and size with `fstat` before reading and never reads past
+    /// [`MAX_FILE_BYTES`]. Returns the file's [`Stamp`], or `Ok(None)` when
+    /// it vanished meanwhile.
     fn read(&self, name: &str, buf: &mut Vec<u8>) -> Result<Option<Stamp>, SkipReason> {
-        use rustix::fs::{Mode, OFlags};
-        use rustix::io::Errno;
-        let flags =
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
-        let fd = match rustix::fs::openat(&self.0, name, flags, Mode::empty()) {
-            Ok(fd) => fd,
-            Err(Errno::NOENT) => return Ok(None),
-            Err(Errno::LOOP) => return Err(SkipReason::NotRegular("a symbolic link")),
-            Err(e) => return Err(SkipReason::Unreadable(io::Error::from(e).to_string())),
-        };
-        let st = rustix::fs::fstat(&fd)
-            .map_err(|e| SkipReason::Unreadable(io::Error::from(e).to_string()))?;
-        if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
-            return Err(SkipReason::NotRegular(mode_name(st.st_mode)));
+        match bounded::read_at(&self.0, name, MAX_FILE_BYTES, buf) {
+            Ok(st) => Ok(st.as_ref().map(Stamp::of)),
+            Err(ReadError::NotRegular(what)) => Err(SkipReason::NotRegular(what)),
+            Err(ReadError::TooLarge { size, .. }) => Err(SkipReason::TooLarge(size)),
+            Err(e) => Err(SkipReason::Unreadable(e.to_string())),
         }
-        let size = u64::try_from(st.st_size).unwrap_or(0);
-        if size > MAX_FILE_BYTES as u64 {
-            return Err(SkipReason::TooLarge(size));
-        }
-        // Room for one byte more than fstat said, to notice a file that grew.
-        let want = size as usize + 1;
-        buf.clear();
-        buf.resize(want, 0);
-        let mut len = 0;
-        loop {
-            match rustix::io::read(&fd, &mut buf[len..]) {
-                Ok(0) => break,
-                Ok(n) => len += n,
-                Err(Errno::INTR) => continue,
-                Err(e) => return Err(SkipReason::Unreadable(io::Error::from(e).to_string())),
-            }
-            if len == size as usize {
-                // All that fstat promised: no need for a read that returns 0.
-                break;
-            }
-            if len == buf.len() {
-                // It grew after fstat: read on, up to one byte past the limit.
-                if len > MAX_FILE_BYTES {
-                    return Err(SkipReason::TooLarge(len as u64));
-                }
-                let grown = (buf.len() * 2).min(MAX_FILE_BYTES + 1);
-                buf.resize(grown, 0);
-            }
-        }
-        buf.truncate(len);
-        Ok(Some(Stamp::of(&st)))
     }
 
     fn entry(
@@ -395,7 +340,7 @@ impl Dir {
             if ft != FileType::RegularFile && ft != FileType::Unknown {
                 report.skipped.push(Skipped {
                     file: name.to_owned(),
-                    reason: SkipReason::NotRegular(type_name(ft)),
+                    reason: SkipReason::NotRegular(bounded::type_name(ft)),
                 });
                 continue;
             }

@@ -516,3 +516,95 @@ fn setup_leaves_a_planted_fifo_alone() {
             .is_fifo()
     );
 }
+
+/// Every regular file under `root` whose bytes contain `needle`.
+fn files_containing(root: &Path, needle: &str) -> Vec<PathBuf> {
+    tree(root)
+        .into_iter()
+        .filter(|(p, (_, bytes))| {
+            !std::fs::symlink_metadata(p).unwrap().is_symlink()
+                && bytes
+                    .as_ref()
+                    .is_some_and(|b| String::from_utf8_lossy(b).contains(needle))
+        })
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// A `.stignore` planted in the shared folder as a symlink to a file of this
+/// device is never read: setup neither takes the patterns of the file it
+/// points to nor copies that file into the folder, and `--uninstall` does
+/// not find setup's lines in it. A configuration in the shared folder that
+/// is a symlink is refused the same way, never edited through.
+#[test]
+fn setup_never_reads_through_a_planted_symlink() {
+    const SECRET: &str = "SECRET-7f3a9c";
+    let w = World::new();
+    let (d, sync) = syncthing_home(&w);
+    let sc = Systemctl::new(&w, false);
+    // Read, it would change what setup does: its patterns already ignore
+    // the temp files (no line to add), and it holds setup's own two lines
+    // (for --uninstall to take out, writing the rest into the folder).
+    let target = d.root.join("home/private-notes");
+    let planted = format!(
+        "// {SECRET}\n// presence's temp files (added by `presence setup`; `presence setup \
+         --uninstall` removes these two lines)\n(?d).*.tmp\n"
+    );
+    std::fs::write(&target, &planted).unwrap();
+    std::fs::remove_file(sync.join(".stignore")).unwrap();
+    std::os::unix::fs::symlink(&target, sync.join(".stignore")).unwrap();
+    let dir = sync.join("presence").display().to_string();
+
+    let r = setup(&d, &sc, &["--yes", "--no-timer", "--dir", &dir]).success();
+    assert!(
+        r.stdout.contains("left ")
+            && r.stdout.contains("alone")
+            && r.stdout.contains("symbolic link"),
+        "{}",
+        r.stdout
+    );
+    let r2 = setup(&d, &sc, &["--uninstall", "--yes"]).success();
+    assert!(r2.stdout.starts_with("nothing to change"), "{}", r2.stdout);
+    for out in [&r.stdout, &r2.stdout] {
+        assert!(!out.contains(SECRET), "{out}");
+    }
+    assert!(
+        std::fs::symlink_metadata(sync.join(".stignore"))
+            .unwrap()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), planted);
+    assert_eq!(files_containing(&sync, SECRET), Vec::<PathBuf>::new());
+
+    // A configuration named in the shared folder, planted as a symlink to a
+    // TOML file of this device: refused, not rewritten into the folder.
+    let toml_target = d.root.join("home/private.toml");
+    let toml = format!("# {SECRET}\n[profiles.default]\nttl = \"90s\"\n");
+    std::fs::write(&toml_target, &toml).unwrap();
+    let config = sync.join("presence.toml");
+    std::os::unix::fs::symlink(&toml_target, &config).unwrap();
+    let config_arg = config.display().to_string();
+    let r = setup(
+        &d,
+        &sc,
+        &[
+            "--config",
+            &config_arg,
+            "--yes",
+            "--no-timer",
+            "--dir",
+            &dir,
+        ],
+    );
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert!(r.stderr.contains("symbolic link"), "{}", r.stderr);
+    assert!(
+        !r.stdout.contains(SECRET) && !r.stderr.contains(SECRET),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(std::fs::symlink_metadata(&config).unwrap().is_symlink());
+    assert_eq!(std::fs::read_to_string(&toml_target).unwrap(), toml);
+    assert_eq!(files_containing(&sync, SECRET), Vec::<PathBuf>::new());
+}

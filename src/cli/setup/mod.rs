@@ -1,0 +1,219 @@
+//! `presence setup`: from an installed binary to a working, refreshed,
+//! synced presence directory in one command, and `--uninstall` to take back
+//! what it added.
+//!
+//! Every step is first planned as a [`Change`] (what it would do, in words,
+//! and how), so that `--dry-run` prints exactly what a real run does, a run
+//! with nothing to do says so, and the question on a terminal shows the
+//! whole plan. What setup adds to files it does not own (`.stignore`) or
+//! writes where other tools look (unit files, launchd agents) carries a
+//! marker line, so that `--uninstall` removes only what setup added.
+
+mod config;
+mod dir;
+mod plan;
+mod stignore;
+mod timers;
+mod uninstall;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+use presence::{Profile, Registry, Selection, Status};
+
+use super::{Ctx, Exit, UsageError, safe};
+use plan::{Action, Change, apply, confirm};
+use timers::systemd_user_works;
+
+#[derive(Debug, Args)]
+pub struct SetupArgs {
+    /// Answer yes to every question (needed when stdin is not a terminal)
+    #[arg(short, long)]
+    pub yes: bool,
+    /// Print every change setup would make, and make none
+    #[arg(long)]
+    pub dry_run: bool,
+    /// How to keep this device's records refreshed [default: systemd where `systemctl --user`
+    /// works, launchd on macOS, else cron (a line to add is printed)]
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub timer: Option<Timer>,
+    /// Install no refresher (the same as --timer none)
+    #[arg(long, conflicts_with = "timer")]
+    pub no_timer: bool,
+    /// Remove what setup added (the refresher's units or agents, the .stignore lines);
+    /// never records or the configuration
+    #[arg(long)]
+    pub uninstall: bool,
+}
+
+/// What keeps records refreshed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Timer {
+    /// systemd user units (service + timer) under ~/.config/systemd/user
+    Systemd,
+    /// launchd agents under ~/Library/LaunchAgents
+    Launchd,
+    /// a crontab line, printed for you to add
+    Cron,
+    /// nothing
+    None,
+}
+
+/// What this machine's user manager and tools offer.
+struct Platform {
+    home: PathBuf,
+    /// `$XDG_CONFIG_HOME` or `~/.config`.
+    config_home: PathBuf,
+    /// The running binary, resolved: what units and agents start.
+    binary: PathBuf,
+}
+
+impl Platform {
+    fn detect(ctx: &Ctx) -> anyhow::Result<Platform> {
+        let home = ctx.local.home.clone();
+        let config_home = std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .unwrap_or_else(|| home.join(".config"));
+        let exe = std::env::current_exe().context("cannot find the path of this program")?;
+        let binary = std::fs::canonicalize(&exe).unwrap_or(exe);
+        Ok(Platform {
+            home,
+            config_home,
+            binary,
+        })
+    }
+
+    fn unit_dir(&self) -> PathBuf {
+        self.config_home.join("systemd/user")
+    }
+
+    fn agent_dir(&self) -> PathBuf {
+        self.home.join("Library/LaunchAgents")
+    }
+
+    /// The timer for `--timer`, or the one this machine has.
+    fn timer(&self, args: &SetupArgs) -> Timer {
+        if args.no_timer {
+            return Timer::None;
+        }
+        args.timer.unwrap_or_else(|| {
+            if systemd_user_works() {
+                Timer::Systemd
+            } else if cfg!(target_os = "macos") {
+                Timer::Launchd
+            } else {
+                Timer::Cron
+            }
+        })
+    }
+}
+
+pub fn run(ctx: &Ctx, args: SetupArgs) -> anyhow::Result<Exit> {
+    let interactive = std::io::stdin().is_terminal() && !args.yes;
+    if !args.yes && !args.dry_run && !std::io::stdin().is_terminal() {
+        return Err(UsageError(
+            "setup asks before it changes anything, and stdin is not a terminal: pass --yes \
+             (or --dry-run to see the plan)"
+                .into(),
+        )
+        .into());
+    }
+    let platform = Platform::detect(ctx)?;
+    let config_path = ctx
+        .global
+        .config
+        .clone()
+        .unwrap_or_else(|| ctx.local.config_file());
+    let mut base = Selection::default();
+    base.config = ctx.global.config.clone();
+    base.profile = ctx.global.profile.clone();
+    let (current, _) =
+        Profile::resolve(&base, &ctx.local).context("cannot load the configuration")?;
+    let timer = platform.timer(&args);
+
+    let mut notes = Vec::new();
+    let plan = if args.uninstall {
+        let dir = ctx.global.dir.clone().unwrap_or(current.dir.clone());
+        uninstall::uninstall_plan(&platform, &dir, &mut notes)?
+    } else {
+        let dir = dir::choose_dir(ctx, &current, interactive)?;
+        // The resolver refuses what it would refuse in the file (/, ~, /etc…).
+        let mut check = base.clone();
+        check.dir = Some(dir.clone());
+        Profile::resolve(&check, &ctx.local).context("cannot use that directory")?;
+        let mut plan = config::config_plan(&config_path, &current.name, &dir, &ctx.local.home)?;
+        if !dir.exists() {
+            plan.push(Change {
+                what: format!("create {} (mode 0700)", dir.display()),
+                action: Action::MakeDir(dir.clone()),
+            });
+        }
+        plan.extend(stignore::stignore_plan(&platform, &dir, &mut notes)?);
+        plan.extend(timers::timer_plan(&platform, timer, &mut notes)?);
+        plan
+    };
+
+    let mut out = std::io::stdout().lock();
+    if plan.is_empty() {
+        writeln!(
+            out,
+            "nothing to change: {}",
+            if args.uninstall {
+                "setup has nothing installed here"
+            } else {
+                "presence is set up"
+            }
+        )?;
+    } else if args.dry_run {
+        for c in &plan {
+            writeln!(out, "would {}", safe(&c.what))?;
+        }
+    } else {
+        if interactive {
+            for c in &plan {
+                writeln!(out, "  {}", safe(&c.what))?;
+            }
+            if !confirm(&mut out, "Make these changes?")? {
+                writeln!(out, "nothing changed")?;
+                return Ok(Exit::Ok);
+            }
+        }
+        for c in &plan {
+            apply(&c.action).with_context(|| format!("cannot {}", c.what))?;
+            writeln!(out, "{}", safe(&c.what))?;
+        }
+    }
+    for line in notes.iter().flat_map(|n| n.lines()) {
+        writeln!(out, "{}", safe(line))?;
+    }
+    if args.dry_run || args.uninstall {
+        return Ok(Exit::Ok);
+    }
+    out.flush()?;
+    drop(out);
+    doctor(ctx, &base)
+}
+
+/// Runs `presence doctor`'s checks on the profile as set up, prints them and
+/// the verdict.
+fn doctor(ctx: &Ctx, base: &Selection) -> anyhow::Result<Exit> {
+    let (profile, source) =
+        Profile::resolve(base, &ctx.local).context("cannot load the configuration")?;
+    let registry = Registry::new(profile, ctx.local.clone());
+    let checks = registry.doctor(&source, presence::unix_now());
+    let mut out = std::io::stdout().lock();
+    writeln!(out)?;
+    super::doctor::print(&mut out, &checks)?;
+    let count = |s: Status| checks.iter().filter(|c| c.status == s).count();
+    let (warn, fail) = (count(Status::Warn), count(Status::Fail));
+    let verdict = match (warn, fail) {
+        (0, 0) => "doctor: every check passed".to_string(),
+        (w, 0) => format!("doctor: {w} warning(s), nothing failed"),
+        (w, f) => format!("doctor: {f} check(s) failed, {w} warning(s)"),
+    };
+    writeln!(out, "{verdict}")?;
+    Ok(Exit::failure_if(fail > 0))
+}

@@ -1,0 +1,87 @@
+//! The plan/apply machine: each step setup would take is a [`Change`] (in
+//! words, and how), applied only after the whole plan was shown; and how
+//! setup reads the files it edits or inspects.
+
+use std::io::{BufRead, Write};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::Context as _;
+
+/// The most setup reads of a file it edits or inspects.
+pub(super) const MAX_READ: usize = 4 << 20;
+
+/// One step of the plan.
+pub(super) struct Change {
+    /// What it does, in words: printed before, or instead of, doing it.
+    pub(super) what: String,
+    pub(super) action: Action,
+}
+
+pub(super) enum Action {
+    /// Write `text` to `path` (atomically, keeping the mode 0644 or the file's).
+    Write { path: PathBuf, text: String },
+    /// Remove a file.
+    Remove(PathBuf),
+    /// Create a directory, mode 0700.
+    MakeDir(PathBuf),
+    /// Run a program.
+    Run(Vec<String>),
+}
+
+/// A small text file (invalid UTF-8 replaced), `None` when it does not
+/// exist. Read with the library's one bounded read: a `.stignore` is in a
+/// shared folder, and a symlink planted there must not make setup read (and
+/// write back into the folder) a file it points to, nor a FIFO hang setup.
+pub(super) fn read_small(path: &Path) -> Result<Option<String>, presence::bounded::ReadError> {
+    Ok(presence::bounded::read_path(path, MAX_READ)?
+        .map(|b| String::from_utf8_lossy(&b).into_owned()))
+}
+
+/// Asks a yes/no question on the terminal; yes unless the answer starts with n.
+pub(super) fn confirm(out: &mut impl Write, question: &str) -> anyhow::Result<bool> {
+    write!(out, "{question} [Y/n] ")?;
+    out.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(!answer.trim().to_lowercase().starts_with('n'))
+}
+
+pub(super) fn apply(action: &Action) -> anyhow::Result<()> {
+    match action {
+        Action::Write { path, text } => {
+            let parent = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            std::fs::create_dir_all(parent)?;
+            let mode = std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o7777);
+            let mut tmp = tempfile::Builder::new()
+                .prefix(".presence-setup.")
+                .suffix(".tmp")
+                .tempfile_in(parent)?;
+            tmp.write_all(text.as_bytes())?;
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(mode))?;
+            tmp.as_file().sync_all()?;
+            tmp.persist(path)?;
+        }
+        Action::Remove(path) => std::fs::remove_file(path)?,
+        Action::MakeDir(dir) => {
+            if let Some(parent) = dir.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::DirBuilder::new().mode(0o700).create(dir)?;
+        }
+        Action::Run(argv) => {
+            let status = Command::new(&argv[0])
+                .args(&argv[1..])
+                .stdin(Stdio::null())
+                .status()
+                .with_context(|| format!("cannot run {}", argv[0]))?;
+            anyhow::ensure!(status.success(), "`{}` failed ({status})", argv.join(" "));
+        }
+    }
+    Ok(())
+}
