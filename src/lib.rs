@@ -143,6 +143,8 @@ pub use error::{ConfigError, Error, Result};
 pub use expire::{ExpireOutcome, Garbage, Reason as GarbageReason};
 pub use lifecycle::{Guard, RefreshOutcome, RefreshStep, StepKind};
 pub use liveness::State;
+#[doc(hidden)] // The binary's `refresh --every` check; the resolver makes the same one.
+pub use liveness::refresh_problem;
 pub use local::LocalDirs;
 pub use record::{ParseError, Record};
 pub use redact::{REDACTED, Redaction, redact_text};

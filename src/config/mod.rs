@@ -273,15 +273,10 @@ impl Resolving<'_> {
                 humantime::format_duration(ttl)
             )));
         }
-        if refresh_interval.is_zero() || refresh_interval >= ttl {
+        if let Some(problem) = crate::liveness::refresh_problem(refresh_interval, ttl) {
             return Err(self.invalid(format!(
-                "refresh_interval = {} is not below ttl = {}; records would expire between \
-                 refreshes. Set refresh_interval to at most ttl / 3 (here {})",
-                humantime::format_duration(refresh_interval),
-                humantime::format_duration(ttl),
-                humantime::format_duration(Duration::from_secs_f64(
-                    (ttl.as_secs_f64() / 3.0).floor().max(1.0)
-                ))
+                "refresh_interval = {} {problem}",
+                humantime::format_duration(refresh_interval)
             )));
         }
         if skew > limits::MAX_SKEW {

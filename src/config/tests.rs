@@ -154,7 +154,7 @@ fn error_table() {
         ("[profiles.a]\nttl = \"2h\"", "out of range"),
         (
             "[profiles.a]\nttl = \"30s\"\nrefresh_interval = \"30s\"",
-            "not below ttl",
+            "is not below the ttl (30s); records would expire",
         ),
         ("[profiles.a]\ntll = \"30s\"", "unknown field `tll`"),
         (
@@ -489,5 +489,83 @@ fn tilde_expansion() {
     assert_eq!(
         expand_path("~user/x", home, base),
         Path::new("/cfg/~user/x")
+    );
+}
+
+#[test]
+fn the_refresh_rule_says_one_thing_everywhere() {
+    use crate::liveness::{keep_alive_interval, refresh_chances, refresh_margin, refresh_problem};
+    let s = Duration::from_secs;
+    // An interval is refused exactly when it leaves no chance to refresh.
+    for ttl in [s(1), s(9), s(90), s(100), s(3600)] {
+        for interval in [
+            Duration::ZERO,
+            ttl / 3,
+            ttl - Duration::from_millis(1),
+            ttl,
+            ttl * 2,
+        ] {
+            let what = format!("{interval:?} for {ttl:?}");
+            assert_eq!(
+                refresh_problem(interval, ttl).is_some(),
+                refresh_chances(interval, ttl) == 0,
+                "{what}"
+            );
+            // A keep-alive leaves two chances at least, whatever the profile says.
+            if !interval.is_zero() {
+                let every = keep_alive_interval(interval, ttl);
+                assert!(refresh_chances(every, ttl) >= 2, "{what}");
+            }
+        }
+    }
+    assert_eq!(keep_alive_interval(s(30), s(90)), s(30));
+    assert_eq!(keep_alive_interval(s(30), s(9)), s(3));
+    assert_eq!(refresh_problem(s(30), s(90)), None);
+    let why = refresh_problem(s(120), s(90)).unwrap();
+    assert!(why.starts_with("is not below the ttl (1m 30s);"), "{why}");
+    assert!(why.contains("at most ttl / 3 (here 30s)"), "{why}");
+    let why = refresh_problem(Duration::ZERO, s(1)).unwrap();
+    assert!(
+        why.starts_with("is zero;") && why.contains("(here 333ms)"),
+        "{why}"
+    );
+    assert!(refresh_problem(s(1), s(100)).is_none());
+    assert!(
+        refresh_problem(s(100), s(100))
+            .unwrap()
+            .contains("(here 33s)")
+    );
+    for (interval, ttl, chances) in [
+        (30, 90, 2),
+        (31, 90, 2),
+        (45, 90, 1),
+        (10, 90, 8),
+        (90, 90, 0),
+    ] {
+        assert_eq!(
+            refresh_chances(s(interval), s(ttl)),
+            chances,
+            "{interval} {ttl}"
+        );
+    }
+    assert_eq!(
+        refresh_margin(s(30), s(90)),
+        "two chances to refresh before a record expires"
+    );
+    assert_eq!(
+        refresh_margin(s(50), s(60)),
+        "one chance to refresh before a record expires; ttl / 3 (here 20s) leaves two"
+    );
+    // The resolver refuses what the rule refuses, in its words.
+    let err = profile(
+        "[profiles.a]\nttl = \"1m\"\nrefresh_interval = \"1m\"",
+        Some("a"),
+    )
+    .unwrap_err()
+    .to_string();
+    let why = refresh_problem(s(60), s(60)).unwrap();
+    assert!(
+        err.contains(&format!("refresh_interval = 1m {why}")),
+        "{err}"
     );
 }
