@@ -194,10 +194,11 @@ fn refresh_interval(p: &Profile) -> Check {
         "refresh-interval",
         Status::Ok,
         format!(
-            "profile '{}': refresh every {}, ttl {} (two chances to refresh before expiry at ttl / 3)",
+            "profile '{}': refresh every {}, ttl {} ({})",
             p.name,
             humantime::format_duration(p.refresh_interval),
-            humantime::format_duration(p.ttl)
+            humantime::format_duration(p.ttl),
+            crate::liveness::refresh_margin(p.refresh_interval, p.ttl)
         ),
         None,
     )

@@ -155,6 +155,8 @@ pub use doctor::{Check, Status, stignore_ignores_temp_files};
 pub use error::{ConfigError, Error, Result};
 pub use expire::{Garbage, Reason as GarbageReason};
 pub use liveness::State;
+#[doc(hidden)] // The binary's `refresh --every` check; the resolver makes the same one.
+pub use liveness::refresh_problem;
 pub use local::{LocalDirs, unix_now};
 pub use record::{ParseError, Record};
 pub use redact::{REDACTED, Redaction, redact_text};

@@ -192,6 +192,83 @@ pub(crate) fn refreshed(mut record: Record, now: f64) -> Record {
     record
 }
 
+// The refresh rule, said once. A record stays live only while its refreshes
+// arrive within its ttl, so a refresher's interval must be above zero and
+// below the ttl; a third of the ttl leaves two chances to refresh before a
+// record expires, as etcd clients renew leases at a third of their TTL. The
+// config resolver and `refresh --every` check an interval with
+// [`refresh_problem`], the keep-alive guard refreshes every
+// [`keep_alive_interval`], and `doctor` states [`refresh_margin`].
+
+/// How often a keep-alive (`presence run`, the library guard) re-publishes a
+/// record with `ttl`: the profile's `refresh_interval`, but at least every
+/// ttl / 3, so that two chances to refresh remain whatever the record's ttl.
+pub(crate) fn keep_alive_interval(
+    refresh_interval: std::time::Duration,
+    ttl: std::time::Duration,
+) -> std::time::Duration {
+    refresh_interval.min(ttl / 3)
+}
+
+/// What is wrong with refreshing records of `ttl` every `interval`, with the
+/// fix, written to follow the interval as the user gave it
+/// (`refresh_interval = 45s`, `--every 45s`); `None` when the interval keeps
+/// such records alive.
+pub fn refresh_problem(interval: std::time::Duration, ttl: std::time::Duration) -> Option<String> {
+    let advice = format!(
+        "Use at most ttl / 3 (here {}): that leaves two chances to refresh before a record expires",
+        humantime::format_duration(third_of(ttl))
+    );
+    if interval.is_zero() {
+        Some(format!(
+            "is zero; a refresher would rewrite records without pause. {advice}"
+        ))
+    } else if interval >= ttl {
+        Some(format!(
+            "is not below the ttl ({}); records would expire between refreshes. {advice}",
+            humantime::format_duration(ttl)
+        ))
+    } else {
+        None
+    }
+}
+
+/// How many refreshes every `interval` fall after one refresh and before the
+/// record it wrote, of `ttl`, would expire: the chances a refresher has (two
+/// at ttl / 3, none when the interval is not below the ttl).
+pub(crate) fn refresh_chances(interval: std::time::Duration, ttl: std::time::Duration) -> u128 {
+    match interval.as_nanos() {
+        0 => 0,
+        every => ttl.as_nanos().div_ceil(every).saturating_sub(1),
+    }
+}
+
+/// What refreshing every `interval` leaves records of `ttl`, in words:
+/// "two chances to refresh before a record expires".
+pub(crate) fn refresh_margin(interval: std::time::Duration, ttl: std::time::Duration) -> String {
+    const BEFORE: &str = "to refresh before a record expires";
+    match refresh_chances(interval, ttl) {
+        0 => format!("no chance {BEFORE}"),
+        1 => format!(
+            "one chance {BEFORE}; ttl / 3 (here {}) leaves two",
+            humantime::format_duration(third_of(ttl))
+        ),
+        2 => format!("two chances {BEFORE}"),
+        n => format!("{n} chances {BEFORE}"),
+    }
+}
+
+/// A third of `ttl` as the advice states it: whole seconds, or whole
+/// milliseconds under 3 s (never above ttl / 3).
+fn third_of(ttl: std::time::Duration) -> std::time::Duration {
+    let third = ttl / 3;
+    if third.as_secs() >= 1 {
+        std::time::Duration::from_secs(third.as_secs())
+    } else {
+        std::time::Duration::from_millis(third.as_millis() as u64)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -109,14 +109,9 @@ pub fn run(ctx: &Ctx, args: RefreshArgs) -> anyhow::Result<Exit> {
             .min()
             .unwrap_or(presence::limits::DEFAULT_REFRESH_INTERVAL)
     });
-    if interval >= min_ttl {
-        return Err(UsageError(format!(
-            "--every {} is not below the ttl ({}); records would expire between refreshes. \
-             Use at most ttl / 3",
-            humantime::format_duration(interval),
-            humantime::format_duration(min_ttl)
-        ))
-        .into());
+    if let Some(problem) = presence::refresh_problem(interval, min_ttl) {
+        let every = humantime::format_duration(interval);
+        return Err(UsageError(format!("--every {every} {problem}")).into());
     }
     let sub = signals::subscribe(&[SIGINT, SIGTERM])?;
     let mut last: Option<(usize, usize, usize)> = None;

@@ -22,7 +22,7 @@ impl Registry {
     /// How often a guard re-publishes a record with this ttl:
     /// min(`refresh_interval`, ttl / 3).
     pub fn keep_alive_interval(&self, ttl: Duration) -> Duration {
-        self.profile.refresh_interval.min(ttl / 3)
+        liveness::keep_alive_interval(self.profile.refresh_interval, ttl)
     }
 
     /// Publishes `req` and keeps it alive from a background thread until the

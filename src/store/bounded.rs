@@ -55,7 +55,7 @@ pub(crate) fn type_name(ft: FileType) -> &'static str {
         FileType::Fifo => "a FIFO",
         FileType::Socket => "a socket",
         FileType::BlockDevice | FileType::CharacterDevice => "a device node",
-        _ => "not a regular file",
+        _ => "an unusual kind of file",
     }
 }
 

@@ -548,7 +548,7 @@ fn config_errors_name_the_problem_and_the_path() {
     a.write_config("[profiles.default]\nttl = \"30s\"\nrefresh_interval = \"45s\"\n");
     let out = a.run(&["list"]).code(1);
     assert!(
-        out.stderr.contains("refresh_interval") && out.stderr.contains("not below ttl"),
+        out.stderr.contains("refresh_interval") && out.stderr.contains("not below the ttl"),
         "{}",
         out.stderr
     );
