@@ -59,7 +59,7 @@ fn check(check: &'static str, status: Status, message: String, fix: Option<Strin
 
 /// Runs every check on `registry`'s profile at `now`; `config` is the
 /// outcome of loading the configuration (the path and whether it exists).
-pub(crate) fn run(registry: &Registry, config: &ConfigSource, now: f64) -> Vec<Check> {
+pub fn doctor(registry: &Registry, config: &ConfigSource, now: f64) -> Vec<Check> {
     let p = registry.profile();
     let mut out = vec![config_file(config), refresh_interval(p)];
     if registry.dirs.len() > 1 {

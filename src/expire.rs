@@ -19,7 +19,8 @@ use serde::Serialize;
 use crate::dedupe;
 use crate::limits;
 use crate::liveness::{self, State, WriterClock};
-use crate::store::{Entry, NameKind, Stamp};
+use crate::store::entry::{Entry, Stamp};
+use crate::store::names::NameKind;
 
 /// [`limits::TOMBSTONE_GRACE`] in seconds.
 pub(crate) const TOMBSTONE_GRACE: f64 = limits::secs(limits::TOMBSTONE_GRACE);

@@ -120,7 +120,7 @@
 // reads the lines below and checks every file under src/ against them.
 //
 // layer 0 base: error limits
-// layer 1 rules: text record liveness clock dedupe redact open row expire watch::diff
+// layer 1 rules: text record liveness clock dedupe redact open row expire watch::diff store::names store::entry
 // layer 2 mechanics: store local ledger owner scan_cache config watch::backend
 // layer 3 front: registry
 // layer 4 consumers: watch doctor
@@ -151,7 +151,7 @@ pub use config::{
     parse_duration,
 };
 pub use dedupe::LossReason;
-pub use doctor::{Check, Status, stignore_ignores_temp_files};
+pub use doctor::{Check, Status, doctor, stignore_ignores_temp_files};
 pub use error::{ConfigError, Error, Result};
 pub use expire::{Garbage, Reason as GarbageReason};
 pub use liveness::State;

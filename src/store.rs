@@ -19,7 +19,8 @@
 
 pub mod bounded;
 pub mod engine;
-mod names;
+pub(crate) mod entry;
+pub(crate) mod names;
 mod scan;
 mod write;
 
@@ -30,63 +31,16 @@ use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Result};
 
+pub(crate) use entry::{Entry, Stamp};
 #[cfg(test)]
-pub(crate) use engine::Engine;
+pub(crate) use names::Engine;
 use names::is_plain_name;
 pub(crate) use names::{NameKind, classify, file_name};
 #[cfg(test)]
 pub(crate) use scan::read_entry;
-pub(crate) use scan::{Entry, Names, Raw};
+pub(crate) use scan::{Names, Raw};
 pub use scan::{SkipReason, Skipped};
 pub(crate) use write::ensure_dir;
-
-/// Which file a directory entry was when it was judged, and enough of what
-/// `fstat` says to tell whether it changed without reading it: a later
-/// operation on the name acts only if it still finds the same file (same
-/// device, inode, size, change and modification times), not one that took
-/// its place; a watcher re-reads only files whose stamp changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct Stamp {
-    /// Device of the file system.
-    pub dev: u64,
-    /// Inode number (a rewrite by rename is a new one).
-    pub ino: u64,
-    /// Size in bytes.
-    pub size: u64,
-    /// Change time, seconds part.
-    pub ctime_s: i64,
-    /// Change time, nanoseconds part.
-    pub ctime_ns: i64,
-    /// Modification time, seconds part.
-    pub mtime_s: i64,
-    /// Modification time, nanoseconds part.
-    pub mtime_ns: i64,
-}
-
-impl Stamp {
-    // The stat field types differ between platforms.
-    #[allow(clippy::unnecessary_cast)]
-    fn of(st: &rustix::fs::Stat) -> Stamp {
-        Stamp {
-            dev: st.st_dev as u64,
-            ino: st.st_ino as u64,
-            size: u64::try_from(st.st_size).unwrap_or(0),
-            ctime_s: st.st_ctime as i64,
-            ctime_ns: st.st_ctime_nsec as i64,
-            mtime_s: st.st_mtime as i64,
-            mtime_ns: st.st_mtime_nsec as i64,
-        }
-    }
-
-    /// The change time as Unix seconds (this machine's clock).
-    pub fn ctime(&self) -> f64 {
-        secs(self.ctime_s, self.ctime_ns)
-    }
-}
-
-fn secs(s: i64, ns: i64) -> f64 {
-    s as f64 + ns as f64 / 1e9
-}
 
 /// Directory fds opened on the way down to the presence directory need no
 /// read permission (`O_PATH`) where the platform has it.

@@ -18,7 +18,7 @@ pub fn run(ctx: &Ctx, args: DoctorArgs) -> anyhow::Result<Exit> {
     let checks = match Profile::resolve(&ctx.selection(), &ctx.local) {
         Ok((profile, source)) => {
             let registry = Registry::new(profile, ctx.local.clone());
-            registry.doctor(&source, presence::unix_now())
+            presence::doctor(&registry, &source, presence::unix_now())
         }
         Err(e) => vec![Check {
             check: "config",

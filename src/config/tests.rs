@@ -380,7 +380,7 @@ fn a_refused_dir_on_the_command_line_is_a_usage_error() {
             assert!(
                 matches!(
                     err,
-                    crate::Error::Config(ConfigError::RefusedDir {
+                    crate::error::Error::Config(ConfigError::RefusedDir {
                         from_command_line: true,
                         ..
                     })

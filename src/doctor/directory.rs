@@ -106,7 +106,7 @@ mod tests {
             let mut p = profile.clone();
             p.dir = dir.to_path_buf();
             let registry = Registry::new(p, local.clone());
-            let checks = super::super::run(&registry, &source, crate::unix_now());
+            let checks = super::super::doctor(&registry, &source, crate::unix_now());
             assert!(
                 checks
                     .iter()

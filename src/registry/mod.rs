@@ -100,16 +100,6 @@ impl Registry {
         Ok(Registry::new(profile, local))
     }
 
-    /// Runs every `doctor` check of this profile at `now`; `config` is
-    /// where its configuration came from.
-    pub fn doctor(
-        &self,
-        config: &crate::config::ConfigSource,
-        now: f64,
-    ) -> Vec<crate::doctor::Check> {
-        crate::doctor::run(self, config, now)
-    }
-
     /// Overrides the hostname stamped into records (tests, embedding).
     pub fn with_host(mut self, host: impl Into<String>) -> Self {
         self.host = host.into();

@@ -7,41 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::bounded;
-
-/// A sync engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Engine {
-    /// Syncthing.
-    Syncthing,
-    /// Dropbox.
-    Dropbox,
-    /// Nextcloud or ownCloud.
-    Nextcloud,
-    /// iCloud Drive.
-    ICloud,
-    /// Resilio Sync.
-    ResilioSync,
-    /// A macOS File Provider folder (`~/Library/CloudStorage/<provider>`).
-    CloudStorage,
-    /// A copy of unknown origin (a name with a space in it).
-    Unknown,
-}
-
-impl Engine {
-    /// Its short name, as file names show it (`iCloud`, not `iCloud Drive`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Engine::Syncthing => "Syncthing",
-            Engine::Dropbox => "Dropbox",
-            Engine::Nextcloud => "Nextcloud/ownCloud",
-            Engine::ICloud => "iCloud",
-            Engine::ResilioSync => "Resilio Sync",
-            Engine::CloudStorage => "cloud storage",
-            Engine::Unknown => "unknown engine",
-        }
-    }
-}
+pub use super::names::Engine;
 
 /// A folder a sync engine shares.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,8 +7,6 @@
 
 use sha2::{Digest, Sha256};
 
-use super::engine::Engine;
-
 /// Longest reduced id part of a file name, in bytes (before the hash suffix).
 pub(crate) const MAX_ID_BYTES: usize = 100;
 
@@ -190,6 +188,41 @@ fn is_own_temp(rest: &str) -> bool {
 /// A name that stays in the directory: one path component, not `.` or `..`.
 pub(super) fn is_plain_name(name: &str) -> bool {
     !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\0'])
+}
+
+/// A sync engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Engine {
+    /// Syncthing.
+    Syncthing,
+    /// Dropbox.
+    Dropbox,
+    /// Nextcloud or ownCloud.
+    Nextcloud,
+    /// iCloud Drive.
+    ICloud,
+    /// Resilio Sync.
+    ResilioSync,
+    /// A macOS File Provider folder (`~/Library/CloudStorage/<provider>`).
+    CloudStorage,
+    /// A copy of unknown origin (a name with a space in it).
+    Unknown,
+}
+
+impl Engine {
+    /// Its short name, as file names show it (`iCloud`, not `iCloud Drive`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::Syncthing => "Syncthing",
+            Engine::Dropbox => "Dropbox",
+            Engine::Nextcloud => "Nextcloud/ownCloud",
+            Engine::ICloud => "iCloud",
+            Engine::ResilioSync => "Resilio Sync",
+            Engine::CloudStorage => "cloud storage",
+            Engine::Unknown => "unknown engine",
+        }
+    }
 }
 
 #[cfg(test)]

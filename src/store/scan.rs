@@ -11,24 +11,9 @@ use std::path::Path;
 
 use super::bounded::{self, ReadError};
 use super::names::{NameKind, classify, is_plain_name};
-use super::{Dir, DirHandle, Stamp};
+use super::{Dir, DirHandle, Entry, Stamp};
 use crate::error::{Error, Result};
 use crate::record::{MAX_FILE_BYTES, ParseError, Record};
-
-/// A record file read from the directory.
-#[derive(Debug, Clone)]
-pub(crate) struct Entry {
-    /// File name within the directory.
-    pub file: String,
-    /// Record or conflict copy.
-    pub kind: NameKind,
-    /// Change time on this machine (Unix seconds): when the file last arrived or changed here.
-    pub ctime: f64,
-    /// The file as it was read.
-    pub stamp: Stamp,
-    /// The parsed record.
-    pub record: Record,
-}
 
 /// Why a directory entry was not read as a record.
 #[derive(Debug, Clone, PartialEq)]

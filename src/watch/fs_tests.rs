@@ -52,7 +52,7 @@ fn collect(w: &mut Watcher, want: usize) -> Vec<String> {
 }
 
 fn collect_until(w: &mut Watcher, want: usize, limit: Duration) -> Vec<String> {
-    collect_at(w, want, limit, crate::unix_now)
+    collect_at(w, want, limit, crate::local::unix_now)
 }
 
 /// [`collect_until`] with the watcher's clock `now`.
@@ -86,11 +86,21 @@ fn summary(e: &Event) -> String {
 #[test]
 fn the_initial_events_are_the_live_set_then_ready() {
     let d = devices();
-    let mut w = Watcher::new(d.b.clone(), WatchOptions::default(), crate::unix_now()).unwrap();
+    let mut w = Watcher::new(
+        d.b.clone(),
+        WatchOptions::default(),
+        crate::local::unix_now(),
+    )
+    .unwrap();
     assert_eq!(w.initial_events(), [Event::Ready { count: 0 }]);
-    d.a.publish(&req("one"), crate::unix_now()).unwrap();
-    d.a.publish(&req("two"), crate::unix_now()).unwrap();
-    let w2 = Watcher::new(d.b.clone(), WatchOptions::default(), crate::unix_now()).unwrap();
+    d.a.publish(&req("one"), crate::local::unix_now()).unwrap();
+    d.a.publish(&req("two"), crate::local::unix_now()).unwrap();
+    let w2 = Watcher::new(
+        d.b.clone(),
+        WatchOptions::default(),
+        crate::local::unix_now(),
+    )
+    .unwrap();
     let got: Vec<String> = w2.initial_events().iter().map(summary).collect();
     assert_eq!(got, ["up two@a", "up one@a", "ready 2"]);
     // The first watcher goes on with the changes only, never a second `ready`.
@@ -101,7 +111,8 @@ fn the_initial_events_are_the_live_set_then_ready() {
 
 fn scenario(poll: Option<Duration>) {
     let d = devices();
-    d.a.publish(&req("before"), crate::unix_now()).unwrap();
+    d.a.publish(&req("before"), crate::local::unix_now())
+        .unwrap();
     let opts = WatchOptions {
         poll,
         quiet: Duration::from_millis(5),
@@ -111,21 +122,22 @@ fn scenario(poll: Option<Duration>) {
     // The watcher's clock: this machine's, moved on by `ahead` seconds
     // once the test says so.
     let ahead = std::cell::Cell::new(0.0);
-    let now = || crate::unix_now() + ahead.get();
+    let now = || crate::local::unix_now() + ahead.get();
     let collect = |w: &mut Watcher, want: usize| collect_at(w, want, PATIENCE, now);
     let mut w = Watcher::new(d.b.clone(), opts, now()).unwrap();
     assert_eq!(w.live().len(), 1, "the initial live set");
 
-    d.a.publish(&req("s1"), crate::unix_now()).unwrap();
+    d.a.publish(&req("s1"), crate::local::unix_now()).unwrap();
     assert_eq!(collect(&mut w, 1), ["up s1@a"]);
     let mut changed = req("s1");
     changed.status = Some("working".into());
-    d.a.publish(&changed, crate::unix_now()).unwrap();
+    d.a.publish(&changed, crate::local::unix_now()).unwrap();
     assert_eq!(collect(&mut w, 1), ["update s1@a status"]);
     // A plain refresh is not news.
-    d.a.publish(&changed, crate::unix_now()).unwrap();
+    d.a.publish(&changed, crate::local::unix_now()).unwrap();
     assert!(collect_at(&mut w, 1, Duration::from_secs(1), now).is_empty());
-    d.a.clear(Some("s1"), None, crate::unix_now()).unwrap();
+    d.a.clear(Some("s1"), None, crate::local::unix_now())
+        .unwrap();
     assert_eq!(collect(&mut w, 1), ["down s1@a Cleared"]);
 
     // This device's own record, with a ttl shorter than the others':
@@ -134,7 +146,7 @@ fn scenario(poll: Option<Duration>) {
     // ttl waited out, so that the record is up until the test says.
     let mut short = req("short");
     short.ttl = Some(Duration::from_secs(120));
-    d.b.publish(&short, crate::unix_now()).unwrap();
+    d.b.publish(&short, crate::local::unix_now()).unwrap();
     assert_eq!(collect(&mut w, 1), ["up short@b"]);
     ahead.set(121.0);
     assert_eq!(collect(&mut w, 1), ["down short@b Expired"]);
@@ -142,11 +154,11 @@ fn scenario(poll: Option<Duration>) {
     // A successor on the same endpoint.
     let mut run1 = req("run1");
     run1.endpoint = Some("tmux://h/main".into());
-    d.b.publish(&run1, crate::unix_now()).unwrap();
+    d.b.publish(&run1, crate::local::unix_now()).unwrap();
     assert_eq!(collect(&mut w, 1), ["up run1@b"]);
     let mut run2 = req("run2");
     run2.endpoint = Some("tmux://h/main".into());
-    d.a.publish(&run2, crate::unix_now()).unwrap();
+    d.a.publish(&run2, crate::local::unix_now()).unwrap();
     assert_eq!(collect(&mut w, 2), ["down run1@b Superseded", "up run2@a"]);
 }
 
@@ -163,8 +175,13 @@ fn events_with_polling() {
 #[test]
 fn a_burst_of_writes_to_one_record_is_at_most_one_update_per_batch() {
     let d = devices();
-    let mut w = Watcher::new(d.b.clone(), WatchOptions::default(), crate::unix_now()).unwrap();
-    d.a.publish(&req("busy"), crate::unix_now()).unwrap();
+    let mut w = Watcher::new(
+        d.b.clone(),
+        WatchOptions::default(),
+        crate::local::unix_now(),
+    )
+    .unwrap();
+    d.a.publish(&req("busy"), crate::local::unix_now()).unwrap();
     assert_eq!(collect(&mut w, 1), ["up busy@a"]);
     let start = w.stats();
     let writer = d.a.clone();
@@ -172,7 +189,7 @@ fn a_burst_of_writes_to_one_record_is_at_most_one_update_per_batch() {
         let mut r = req("busy");
         for i in 0..1000 {
             r.title = Some(format!("step {i}"));
-            writer.publish(&r, crate::unix_now()).unwrap();
+            writer.publish(&r, crate::local::unix_now()).unwrap();
         }
     });
     let mut events = Vec::new();
@@ -211,7 +228,12 @@ fn a_burst_of_writes_to_one_record_is_at_most_one_update_per_batch() {
 #[test]
 fn a_flapping_record_yields_alternating_up_and_down() {
     let d = devices();
-    let mut w = Watcher::new(d.b.clone(), WatchOptions::default(), crate::unix_now()).unwrap();
+    let mut w = Watcher::new(
+        d.b.clone(),
+        WatchOptions::default(),
+        crate::local::unix_now(),
+    )
+    .unwrap();
     // How many `up` the watcher reported so far.
     let ups = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let writer = d.a.clone();
@@ -220,7 +242,9 @@ fn a_flapping_record_yields_alternating_up_and_down() {
         let seen = || seen.load(std::sync::atomic::Ordering::SeqCst);
         for i in 0..30 {
             let before = seen();
-            writer.publish(&req("flap"), crate::unix_now()).unwrap();
+            writer
+                .publish(&req("flap"), crate::local::unix_now())
+                .unwrap();
             if i % 10 == 0 {
                 // Now and then the record stays up until the watcher
                 // reported an `up`, so that one is seen however loaded
@@ -234,7 +258,9 @@ fn a_flapping_record_yields_alternating_up_and_down() {
                 // Mostly faster than the watcher's coalescing.
                 std::thread::sleep(Duration::from_millis(7));
             }
-            writer.clear(Some("flap"), None, crate::unix_now()).unwrap();
+            writer
+                .clear(Some("flap"), None, crate::local::unix_now())
+                .unwrap();
             std::thread::sleep(Duration::from_millis(7));
         }
     });
@@ -274,11 +300,16 @@ fn a_flapping_record_yields_alternating_up_and_down() {
 #[test]
 fn a_deleted_directory_is_an_error_after_retries() {
     let d = devices();
-    let mut w = Watcher::new(d.b.clone(), WatchOptions::default(), crate::unix_now()).unwrap();
+    let mut w = Watcher::new(
+        d.b.clone(),
+        WatchOptions::default(),
+        crate::local::unix_now(),
+    )
+    .unwrap();
     std::fs::remove_dir_all(&d.b.profile().dir).unwrap();
     let deadline = Instant::now() + PATIENCE;
     let err = loop {
-        match w.next_events(Duration::from_millis(50), crate::unix_now) {
+        match w.next_events(Duration::from_millis(50), crate::local::unix_now) {
             Err(e) => break e,
             Ok(_) => assert!(
                 Instant::now() < deadline,
@@ -304,7 +335,11 @@ fn read_all_elsewhere(dir: &Path) {
 
 /// Waits for events until a wait of `quiet` brings none.
 fn settle(w: &mut Watcher, quiet: Duration) {
-    while !w.next_events(quiet, crate::unix_now).unwrap().is_empty() {}
+    while !w
+        .next_events(quiet, crate::local::unix_now)
+        .unwrap()
+        .is_empty()
+    {}
 }
 
 /// Waits until the watcher's live set, each row seen through `key`, is
@@ -318,7 +353,10 @@ fn agree<K: PartialEq + std::fmt::Debug>(
 ) -> Vec<K> {
     let both = |w: &Watcher| {
         let listed = reg
-            .list(crate::registry::ListOptions::default(), crate::unix_now())
+            .list(
+                crate::registry::ListOptions::default(),
+                crate::local::unix_now(),
+            )
             .unwrap();
         let want: Vec<K> = listed.rows.iter().map(&key).collect();
         let got: Vec<K> = w.live().iter().map(&key).collect();
@@ -333,7 +371,7 @@ fn agree<K: PartialEq + std::fmt::Debug>(
         if Instant::now() >= deadline {
             assert_eq!(got, want, "after: {step} (waited {PATIENCE:?})");
         }
-        w.next_events(Duration::from_millis(50), crate::unix_now)
+        w.next_events(Duration::from_millis(50), crate::local::unix_now)
             .unwrap();
     }
     settle(w, Duration::from_millis(300));
@@ -345,14 +383,14 @@ fn agree<K: PartialEq + std::fmt::Debug>(
 fn idle_then_one_change(poll: Option<Duration>) {
     let d = devices();
     for i in 0..50 {
-        d.a.publish(&req(&format!("s{i}")), crate::unix_now())
+        d.a.publish(&req(&format!("s{i}")), crate::local::unix_now())
             .unwrap();
     }
     let opts = WatchOptions {
         poll,
         ..WatchOptions::default()
     };
-    let mut w = Watcher::new(d.b.clone(), opts, crate::unix_now()).unwrap();
+    let mut w = Watcher::new(d.b.clone(), opts, crate::local::unix_now()).unwrap();
     assert_eq!(w.live().len(), 50);
     let start = w.stats();
     assert_eq!((start.rescans, start.files_read), (1, 50), "{start:?}");
@@ -364,7 +402,7 @@ fn idle_then_one_change(poll: Option<Duration>) {
     // Ten waits, each long enough for any wake-up (and, polling, a poll).
     for _ in 0..10 {
         let events = w
-            .next_events(Duration::from_millis(150), crate::unix_now)
+            .next_events(Duration::from_millis(150), crate::local::unix_now)
             .unwrap();
         assert!(events.is_empty(), "{events:?}");
     }
@@ -378,7 +416,7 @@ fn idle_then_one_change(poll: Option<Duration>) {
 
     let mut changed = req("s7");
     changed.status = Some("working".into());
-    d.a.publish(&changed, crate::unix_now()).unwrap();
+    d.a.publish(&changed, crate::local::unix_now()).unwrap();
     assert_eq!(collect(&mut w, 1), ["update s7@a status"]);
     let after = w.stats();
     assert_eq!(after.files_read, idle.files_read + 1, "{after:?}");
@@ -407,18 +445,20 @@ fn agrees_with_list(poll: Option<Duration>) {
         max_delay: Duration::from_millis(50),
         ..WatchOptions::default()
     };
-    let mut w = Watcher::new(d.b.clone(), opts, crate::unix_now()).unwrap();
+    let mut w = Watcher::new(d.b.clone(), opts, crate::local::unix_now()).unwrap();
     let check = |w: &mut Watcher, step: &str| {
         agree(w, &d.b, step, |r| (r.file.clone(), r.record.status.clone()));
     };
     let mut run1 = req("run1");
     run1.endpoint = Some("tmux://h/main".into());
-    d.a.publish(&run1, crate::unix_now()).unwrap();
-    d.a.publish(&req("solo"), crate::unix_now()).unwrap();
+    d.a.publish(&run1, crate::local::unix_now()).unwrap();
+    d.a.publish(&req("solo"), crate::local::unix_now()).unwrap();
     check(&mut w, "two records");
 
     // A conflict copy, newer than its original: it wins the group.
-    let original = d.a.list(Default::default(), crate::unix_now()).unwrap();
+    let original =
+        d.a.list(Default::default(), crate::local::unix_now())
+            .unwrap();
     let solo = original.rows.iter().find(|r| r.record.session_id == "solo");
     let mut copy = solo.unwrap().record.clone();
     copy.status = "from-the-copy".into();
@@ -437,16 +477,17 @@ fn agrees_with_list(poll: Option<Duration>) {
     // A successor on the same endpoint, from the other device.
     let mut run2 = req("run2");
     run2.endpoint = Some("tmux://h/main".into());
-    d.b.publish(&run2, crate::unix_now()).unwrap();
+    d.b.publish(&run2, crate::local::unix_now()).unwrap();
     check(&mut w, "a successor");
 
     // Another label's record is not shown; a tombstone ends a session.
     let mut other = Record::new("other-label");
     other.profile = "work".into();
-    other.updated_at = Some(crate::unix_now());
-    other.expires_at = Some(crate::unix_now() + 90.0);
+    other.updated_at = Some(crate::local::unix_now());
+    other.expires_at = Some(crate::local::unix_now() + 90.0);
     std::fs::write(dir.join("x.other-label.json"), other.to_json()).unwrap();
-    d.a.clear(Some("solo"), None, crate::unix_now()).unwrap();
+    d.a.clear(Some("solo"), None, crate::local::unix_now())
+        .unwrap();
     check(&mut w, "another label, and a tombstone");
 
     // Garbage, a record rewritten in place, a file renamed away.
@@ -500,26 +541,26 @@ fn two_directories_agree_with_list(poll: Option<Duration>) {
         rescan: Duration::from_millis(200),
         ..WatchOptions::default()
     };
-    let mut w = Watcher::new(m.clone(), opts, crate::unix_now()).unwrap();
+    let mut w = Watcher::new(m.clone(), opts, crate::local::unix_now()).unwrap();
     let check = |w: &mut Watcher, step: &str| {
         agree(w, &m, step, |r| {
             (r.file.clone(), r.dir_index, r.record.status.clone())
         })
     };
-    d.a.publish(&req("s1"), crate::unix_now()).unwrap();
+    d.a.publish(&req("s1"), crate::local::unix_now()).unwrap();
     assert_eq!(
         check(&mut w, "one record, the other directory missing").len(),
         1
     );
     crate::store::ensure_dir(&other).unwrap();
-    c.publish(&req("s2"), crate::unix_now()).unwrap();
+    c.publish(&req("s2"), crate::local::unix_now()).unwrap();
     let rows = check(&mut w, "the other directory made, with a record");
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert!(rows.iter().any(|r| r.1 == 1), "{rows:?}");
 
     // The same file in both: one row, from the first directory.
     let s1 =
-        d.a.list(Default::default(), crate::unix_now())
+        d.a.list(Default::default(), crate::local::unix_now())
             .unwrap()
             .rows;
     let name = s1[0].file.clone();
@@ -539,7 +580,7 @@ fn two_directories_agree_with_list(poll: Option<Duration>) {
     assert!(rows.iter().any(|r| r.0 == name && r.1 == 0), "{rows:?}");
 
     // A tombstone in the other directory ends a session.
-    c.clear(Some("s2"), None, crate::unix_now()).unwrap();
+    c.clear(Some("s2"), None, crate::local::unix_now()).unwrap();
     assert_eq!(check(&mut w, "s2 cleared").len(), 1);
 }
 
@@ -557,8 +598,14 @@ fn two_directories_when_polling() {
 fn a_replaced_directory_is_watched_anew() {
     let d = devices();
     let dir = d.b.profile().dir.clone();
-    d.a.publish(&req("before"), crate::unix_now()).unwrap();
-    let mut w = Watcher::new(d.b.clone(), WatchOptions::default(), crate::unix_now()).unwrap();
+    d.a.publish(&req("before"), crate::local::unix_now())
+        .unwrap();
+    let mut w = Watcher::new(
+        d.b.clone(),
+        WatchOptions::default(),
+        crate::local::unix_now(),
+    )
+    .unwrap();
     // A sync engine swaps the directory for a new one.
     let new = dir.with_file_name("shared.new");
     std::fs::create_dir(&new).unwrap();
@@ -566,6 +613,7 @@ fn a_replaced_directory_is_watched_anew() {
     std::fs::rename(&new, &dir).unwrap();
     assert_eq!(collect(&mut w, 1), ["down before@a Cleared"]);
     // Events come from the new directory.
-    d.a.publish(&req("after"), crate::unix_now()).unwrap();
+    d.a.publish(&req("after"), crate::local::unix_now())
+        .unwrap();
     assert_eq!(collect(&mut w, 1), ["up after@a"]);
 }

@@ -203,7 +203,7 @@ fn doctor(ctx: &Ctx, base: &Selection) -> anyhow::Result<Exit> {
     let (profile, source) =
         Profile::resolve(base, &ctx.local).context("cannot load the configuration")?;
     let registry = Registry::new(profile, ctx.local.clone());
-    let checks = registry.doctor(&source, presence::unix_now());
+    let checks = presence::doctor(&registry, &source, presence::unix_now());
     let mut out = std::io::stdout().lock();
     writeln!(out)?;
     super::doctor::print(&mut out, &checks)?;
