@@ -20,7 +20,7 @@ pub fn run(ctx: &Ctx, args: DevicesArgs) -> anyhow::Result<Exit> {
     let devices = registry.devices(presence::unix_now()).with_context(|| {
         format!(
             "cannot read {}",
-            super::list::dirs_shown(registry.profile())
+            super::output::dirs_shown(registry.profile())
         )
     })?;
     let mut out = std::io::stdout().lock();

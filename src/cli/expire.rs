@@ -19,7 +19,7 @@ pub struct ExpireArgs {
 
 pub fn run(ctx: &Ctx, args: ExpireArgs) -> anyhow::Result<Exit> {
     let registry = ctx.registry()?;
-    let dir = super::list::dirs_shown(registry.profile());
+    let dir = super::output::dirs_shown(registry.profile());
     let out = registry
         .expire(presence::unix_now(), args.dry_run)
         .with_context(|| format!("cannot expire records in {dir}"))?;

@@ -157,17 +157,6 @@ fn compare(key: SortKey, a: &Row, b: &Row) -> Ordering {
     first.then_with(|| a.listing_order(b))
 }
 
-/// The directories a profile reads, for messages: `dir`, or each of them
-/// joined by `, `.
-pub fn dirs_shown(profile: &presence::Profile) -> String {
-    profile
-        .dirs
-        .iter()
-        .map(|d| d.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// Reports on stderr what a listing passed over.
 pub fn report(ctx: &Ctx, registry: &Registry, dir_exists: bool, skipped: &[Skipped]) {
     let profile = registry.profile();
@@ -224,7 +213,7 @@ fn stream_json(
     args: &ListArgs,
     opts: ListOptions,
 ) -> anyhow::Result<Exit> {
-    let opener = super::open::Opener::new(ctx)?;
+    let opener = super::json::Opener::new(ctx)?;
     let stdout = std::io::stdout().lock();
     let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout);
     w.write_all(b"[")?;
@@ -249,7 +238,7 @@ fn stream_json(
                 }
             }
         })
-        .with_context(|| format!("cannot list {}", dirs_shown(registry.profile())))?;
+        .with_context(|| format!("cannot list {}", output::dirs_shown(registry.profile())))?;
     if let Some(e) = failed {
         return Err(e.into());
     }
@@ -280,7 +269,7 @@ fn stream_table(
             }
             true
         })
-        .with_context(|| format!("cannot list {}", dirs_shown(registry.profile())))?;
+        .with_context(|| format!("cannot list {}", output::dirs_shown(registry.profile())))?;
     report(ctx, registry, dir_exists, &skipped);
     for row in &redacted {
         warn_redacted(ctx, registry, row);
@@ -301,7 +290,7 @@ fn say_none(ctx: &Ctx, registry: &Registry) {
         let msg = format!(
             "no live sessions in profile '{}' ({})",
             registry.profile().name,
-            dirs_shown(registry.profile())
+            output::dirs_shown(registry.profile())
         );
         eprintln!("{}", super::safe(&msg));
     }
@@ -323,7 +312,7 @@ fn stream_count(
             }
             true
         })
-        .with_context(|| format!("cannot list {}", dirs_shown(registry.profile())))?;
+        .with_context(|| format!("cannot list {}", output::dirs_shown(registry.profile())))?;
     report(ctx, registry, dir_exists, &skipped);
     let mut out = std::io::stdout().lock();
     writeln!(out, "{count}")?;
@@ -352,7 +341,7 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<Exit> {
     }
     let mut listing = registry
         .list(opts, presence::unix_now())
-        .with_context(|| format!("cannot list {}", dirs_shown(registry.profile())))?;
+        .with_context(|| format!("cannot list {}", output::dirs_shown(registry.profile())))?;
     listing.rows.retain(|r| args.keeps(r));
     args.sort(&mut listing.rows);
     report(ctx, &registry, listing.dir_exists, &listing.skipped);
@@ -367,7 +356,7 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<Exit> {
             writeln!(out, "{}", t.render(row))?;
         }
     } else if args.json {
-        let opener = super::open::Opener::new(ctx)?;
+        let opener = super::json::Opener::new(ctx)?;
         let rows: Vec<_> = listing.rows.iter().map(|r| opener.row(r)).collect();
         output::write_json(&mut out, &rows)?;
     } else if listing.rows.is_empty() {

@@ -10,6 +10,7 @@ pub mod exit;
 mod expire;
 mod help;
 mod hook;
+mod json;
 mod list;
 mod open;
 mod output;

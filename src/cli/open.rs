@@ -31,7 +31,7 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
     let now = presence::unix_now();
     let listing = registry
         .list(ListOptions::default(), now)
-        .with_context(|| format!("cannot read {}", super::list::dirs_shown(profile)))?;
+        .with_context(|| format!("cannot read {}", output::dirs_shown(profile)))?;
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let row = match &args.id {
         Some(id) => match open::resolve(&listing.rows, id) {
@@ -200,58 +200,6 @@ fn cannot_run(program: &str, err: &std::io::Error) -> Exit {
         Exit::NotFound
     } else {
         Exit::CannotRun
-    }
-}
-
-/// What the `--json` rows of `list`, `show` and `watch` say about opening a
-/// session: the argv `presence open` would run, or why it would not.
-pub struct Opener {
-    handlers: Handlers,
-    host: String,
-}
-
-/// A row as `--json` prints it: the row's fields, `open` (the argv, or
-/// null) and `open_error` (null, or why not).
-#[derive(serde::Serialize)]
-pub struct OpenRow<'a> {
-    #[serde(flatten)]
-    row: &'a Row,
-    open: Option<Vec<String>>,
-    open_error: Option<String>,
-}
-
-impl Opener {
-    pub fn new(ctx: &Ctx) -> anyhow::Result<Opener> {
-        let handlers = Handlers::load(&ctx.selection(), &ctx.local)
-            .context("cannot load the configuration")?;
-        let host = ctx.registry()?.host().to_string();
-        Ok(Opener { handlers, host })
-    }
-
-    pub fn row<'a>(&self, row: &'a Row) -> OpenRow<'a> {
-        let r = &row.record;
-        let argv = if row.live {
-            let target = Target {
-                this_host: &self.host,
-                session_id: &r.session_id,
-                opener: open::platform_opener(),
-            };
-            open::argv(&r.endpoint, &self.handlers, target).map_err(|e| e.to_string())
-        } else {
-            Err(format!("the session is not live ({})", row.state))
-        };
-        match argv {
-            Ok(argv) => OpenRow {
-                row,
-                open: Some(argv),
-                open_error: None,
-            },
-            Err(why) => OpenRow {
-                row,
-                open: None,
-                open_error: Some(why),
-            },
-        }
     }
 }
 

@@ -79,6 +79,17 @@ pub fn write_json(out: &mut impl Write, value: &impl serde::Serialize) -> anyhow
     Ok(())
 }
 
+/// The directories a profile reads, for messages: `dir`, or each of them
+/// joined by `, `.
+pub fn dirs_shown(profile: &presence::Profile) -> String {
+    profile
+        .dirs
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// "12s ago" for a past age, "in 12s" for a time to come.
 pub fn ago(secs: f64) -> String {
     if secs < 0.0 {

@@ -21,14 +21,14 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<Exit> {
     let profile = registry.profile();
     let found = registry
         .show(&args.id, presence::unix_now())
-        .with_context(|| format!("cannot read {}", super::list::dirs_shown(profile)))?;
+        .with_context(|| format!("cannot read {}", super::output::dirs_shown(profile)))?;
     let Some((row, others)) = found else {
         let msg = format!(
             "no record with session id or key '{}' in profile '{}' ({}); \
              `presence list --all --all-profiles` shows every record",
             args.id,
             profile.name,
-            super::list::dirs_shown(profile)
+            super::output::dirs_shown(profile)
         );
         eprintln!("presence: {}", super::safe(&msg));
         return Ok(Exit::Failure);
@@ -42,7 +42,7 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<Exit> {
     }
     let mut out = std::io::stdout().lock();
     if args.json {
-        let opener = super::open::Opener::new(ctx)?;
+        let opener = super::json::Opener::new(ctx)?;
         super::output::write_json(&mut out, &opener.row(&row))?;
         return Ok(Exit::Ok);
     }

@@ -9,6 +9,7 @@ use clap::Args;
 use presence::{Event, MIN_POLL, Registry, Row, WatchOptions, Watcher};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
+use super::json::WatchEvent;
 use super::{Ctx, Exit, safe, signals};
 
 #[derive(Debug, Args)]
@@ -45,7 +46,7 @@ const TICK: Duration = Duration::from_millis(100);
 
 pub fn start(ctx: &Ctx, poll: Option<Duration>, all_profiles: bool) -> anyhow::Result<Watcher> {
     let registry: Registry = ctx.registry()?;
-    let dir = super::list::dirs_shown(registry.profile());
+    let dir = super::output::dirs_shown(registry.profile());
     let mut opts = WatchOptions::default();
     opts.poll = poll;
     opts.all_profiles = all_profiles;
@@ -55,7 +56,7 @@ pub fn start(ctx: &Ctx, poll: Option<Duration>, all_profiles: bool) -> anyhow::R
 
 struct Printer {
     /// With `--json`: what each row says about opening it.
-    json: Option<super::open::Opener>,
+    json: Option<super::json::Opener>,
     seq: u64,
     epoch: String,
 }
@@ -70,20 +71,15 @@ impl Printer {
     ) -> anyhow::Result<()> {
         self.seq += 1;
         if let Some(opener) = &self.json {
-            let mut v = serde_json::json!({
-                "event": event,
-                "seq": self.seq,
-                "epoch": self.epoch,
-                "time": presence::unix_now(),
-                "record": opener.row(row),
-            });
+            let mut v = WatchEvent::new(event, self.seq, &self.epoch, presence::unix_now())
+                .record(opener.row(row))?;
             match extra {
-                Extra::Initial => v["initial"] = true.into(),
-                Extra::Reason(r) => v["reason"] = serde_json::to_value(r)?,
-                Extra::Changed(c) => v["changed"] = serde_json::to_value(c)?,
+                Extra::Initial => v.initial = Some(true),
+                Extra::Reason(r) => v.reason = Some(r),
+                Extra::Changed(c) => v.changed = Some(c),
                 Extra::None => {}
             }
-            writeln!(out, "{v}")?;
+            writeln!(out, "{}", serde_json::to_string(&v)?)?;
         } else {
             let r = &row.record;
             let client = if r.client.is_empty() {
@@ -120,14 +116,9 @@ impl Printer {
     fn ready(&mut self, out: &mut impl Write, count: usize) -> anyhow::Result<()> {
         self.seq += 1;
         if self.json.is_some() {
-            let v = serde_json::json!({
-                "event": "ready",
-                "seq": self.seq,
-                "epoch": self.epoch,
-                "time": presence::unix_now(),
-                "count": count,
-            });
-            writeln!(out, "{v}")?;
+            let mut v = WatchEvent::new("ready", self.seq, &self.epoch, presence::unix_now());
+            v.count = Some(count);
+            writeln!(out, "{}", serde_json::to_string(&v)?)?;
         } else {
             // A person sees "nothing live" rather than a blank screen that
             // might still be loading.
@@ -177,7 +168,7 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> anyhow::Result<Exit> {
     let mut p = Printer {
         json: args
             .json
-            .then(|| super::open::Opener::new(ctx))
+            .then(|| super::json::Opener::new(ctx))
             .transpose()?,
         seq: 0,
         epoch: epoch(),
