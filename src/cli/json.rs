@@ -3,12 +3,9 @@
 //! `presence open` would do with it) and the NDJSON events of
 //! `watch --json`. docs/json-output.md documents both.
 
-use anyhow::Context as _;
 use presence::open::{self, Handlers, Target};
-use presence::{DownReason, Row};
+use presence::{DownReason, Registry, Row};
 use serde::Serialize;
-
-use super::Ctx;
 
 /// What the `--json` rows of `list`, `show` and `watch` say about opening a
 /// session: the argv `presence open` would run, or why it would not.
@@ -28,11 +25,12 @@ pub struct OpenRow<'a> {
 }
 
 impl Opener {
-    pub fn new(ctx: &Ctx) -> anyhow::Result<Opener> {
-        let handlers = Handlers::load(&ctx.selection(), &ctx.local)
-            .context("cannot load the configuration")?;
-        let host = ctx.registry()?.host().to_string();
-        Ok(Opener { handlers, host })
+    /// The opener of `registry`'s sessions, with its profile's handlers.
+    pub fn new(registry: &Registry) -> Opener {
+        Opener {
+            handlers: registry.profile().open_handlers.clone(),
+            host: registry.host().to_string(),
+        }
     }
 
     pub fn row<'a>(&self, row: &'a Row) -> OpenRow<'a> {

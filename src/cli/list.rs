@@ -213,7 +213,7 @@ fn stream_json(
     args: &ListArgs,
     opts: ListOptions,
 ) -> anyhow::Result<Exit> {
-    let opener = super::json::Opener::new(ctx)?;
+    let opener = super::json::Opener::new(registry);
     let stdout = std::io::stdout().lock();
     let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout);
     w.write_all(b"[")?;
@@ -356,7 +356,7 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<Exit> {
             writeln!(out, "{}", t.render(row))?;
         }
     } else if args.json {
-        let opener = super::json::Opener::new(ctx)?;
+        let opener = super::json::Opener::new(&registry);
         let rows: Vec<_> = listing.rows.iter().map(|r| opener.row(r)).collect();
         output::write_json(&mut out, &rows)?;
     } else if listing.rows.is_empty() {
@@ -377,7 +377,7 @@ const TICK: Duration = Duration::from_millis(100);
 /// read (waybar, polybar, i3blocks, tmux).
 fn watch(ctx: &Ctx, args: &ListArgs, template: Option<&Template>) -> anyhow::Result<Exit> {
     let sub = signals::subscribe(&[SIGINT, SIGTERM])?;
-    let mut watcher = super::watch::start(ctx, None, args.all_profiles)?;
+    let (mut watcher, _) = super::watch::start(ctx, None, args.all_profiles)?;
     let lines = args.count || template.is_some();
     let tty = std::io::stdout().is_terminal();
     let mut out = std::io::stdout().lock();

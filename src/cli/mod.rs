@@ -138,6 +138,9 @@ fn long_version() -> &'static str {
 pub struct Ctx {
     pub global: Global,
     pub local: LocalDirs,
+    /// The profile, once resolved: the configuration file is read and
+    /// parsed once per command, however many parts of it ask.
+    profile: std::sync::OnceLock<Profile>,
 }
 
 impl Ctx {
@@ -159,11 +162,15 @@ impl Ctx {
         (self.global.profile == env_profile).then(|| dir.into())
     }
 
-    /// Resolves the profile through the one resolver.
+    /// Resolves the profile through the one resolver, the first time it is
+    /// asked for; after that, the same profile again.
     pub fn profile(&self) -> anyhow::Result<Profile> {
+        if let Some(profile) = self.profile.get() {
+            return Ok(profile.clone());
+        }
         let (profile, _) = Profile::resolve(&self.selection(), &self.local)
             .context("cannot load the configuration")?;
-        Ok(profile)
+        Ok(self.profile.get_or_init(|| profile).clone())
     }
 
     pub fn registry(&self) -> anyhow::Result<Registry> {
@@ -195,6 +202,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     let ctx = Ctx {
         global: cli.global,
         local,
+        profile: std::sync::OnceLock::new(),
     };
     match cli.command {
         Command::Publish(a) => publish::run(&ctx, a),

@@ -6,7 +6,7 @@ use std::io::{BufRead as _, IsTerminal as _, Write as _};
 
 use anyhow::Context as _;
 use clap::Args;
-use presence::open::{self, Handlers, Resolved, Target};
+use presence::open::{self, Resolved, Target};
 use presence::{ListOptions, Row};
 
 use super::{Ctx, Exit, UsageError, output, safe};
@@ -25,8 +25,6 @@ pub struct OpenArgs {
 
 pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
     let registry = ctx.registry()?;
-    let handlers =
-        Handlers::load(&ctx.selection(), &ctx.local).context("cannot load the configuration")?;
     let profile = registry.profile();
     let now = presence::unix_now();
     let listing = registry
@@ -75,7 +73,7 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
         session_id: &r.session_id,
         opener: open::platform_opener(),
     };
-    let argv = open::argv(&r.endpoint, &handlers, target)
+    let argv = open::argv(&r.endpoint, &profile.open_handlers, target)
         .with_context(|| format!("cannot open session '{}'", r.session_id))?;
     let line = open::shell_line(&argv);
     if args.print {

@@ -42,7 +42,7 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<Exit> {
     }
     let mut out = std::io::stdout().lock();
     if args.json {
-        let opener = super::json::Opener::new(ctx)?;
+        let opener = super::json::Opener::new(&registry);
         super::output::write_json(&mut out, &opener.row(&row))?;
         return Ok(Exit::Ok);
     }

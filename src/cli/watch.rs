@@ -9,7 +9,7 @@ use clap::Args;
 use presence::{Event, MIN_POLL, Registry, Row, WatchOptions, Watcher};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
-use super::json::WatchEvent;
+use super::json::{Opener, WatchEvent};
 use super::{Ctx, Exit, safe, signals};
 
 #[derive(Debug, Args)]
@@ -44,19 +44,27 @@ fn poll_interval(text: &str) -> Result<Duration, String> {
 /// How long the main loop blocks before it looks for a signal.
 const TICK: Duration = Duration::from_millis(100);
 
-pub fn start(ctx: &Ctx, poll: Option<Duration>, all_profiles: bool) -> anyhow::Result<Watcher> {
+/// The watcher of the profile's directories, and the opener of its rows
+/// for `--json`.
+pub fn start(
+    ctx: &Ctx,
+    poll: Option<Duration>,
+    all_profiles: bool,
+) -> anyhow::Result<(Watcher, Opener)> {
     let registry: Registry = ctx.registry()?;
+    let opener = Opener::new(&registry);
     let dir = super::output::dirs_shown(registry.profile());
     let mut opts = WatchOptions::default();
     opts.poll = poll;
     opts.all_profiles = all_profiles;
-    Watcher::new(registry, opts, presence::unix_now())
-        .with_context(|| format!("cannot watch {dir}"))
+    let watcher = Watcher::new(registry, opts, presence::unix_now())
+        .with_context(|| format!("cannot watch {dir}"))?;
+    Ok((watcher, opener))
 }
 
 struct Printer {
     /// With `--json`: what each row says about opening it.
-    json: Option<super::json::Opener>,
+    json: Option<Opener>,
     seq: u64,
     epoch: String,
 }
@@ -164,12 +172,9 @@ fn epoch() -> String {
 
 pub fn run(ctx: &Ctx, args: WatchArgs) -> anyhow::Result<Exit> {
     let sub = signals::subscribe(&[SIGINT, SIGTERM])?;
-    let mut watcher = start(ctx, args.poll, args.all_profiles)?;
+    let (mut watcher, opener) = start(ctx, args.poll, args.all_profiles)?;
     let mut p = Printer {
-        json: args
-            .json
-            .then(|| super::json::Opener::new(ctx))
-            .transpose()?,
+        json: args.json.then_some(opener),
         seq: 0,
         epoch: epoch(),
     };
