@@ -306,6 +306,14 @@ pub struct Published {
     pub warnings: Vec<String>,
 }
 
+impl Published {
+    /// How long the record lives unless refreshed, seconds: its ttl as every
+    /// reader takes it (clamped, see `liveness::record_ttl`).
+    pub fn ttl_s(&self) -> f64 {
+        crate::liveness::record_ttl(&self.record)
+    }
+}
+
 /// What `list` includes.
 #[derive(Debug, Clone, Copy, Default)]
 #[non_exhaustive]

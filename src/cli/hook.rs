@@ -215,7 +215,7 @@ impl Hook<'_> {
         let published = self.registry.publish(&req, self.now).with_context(|| {
             format!(
                 "cannot publish Hermes session '{}' in {}",
-                presence::redact_text(&req.session_id).0,
+                super::output::id_in_error(&req.session_id),
                 self.registry.profile().dir.display()
             )
         })?;
@@ -235,7 +235,7 @@ impl Hook<'_> {
             .with_context(|| {
                 format!(
                     "cannot clear Hermes session '{}' in {}",
-                    presence::redact_text(session).0,
+                    super::output::id_in_error(session),
                     self.registry.profile().dir.display()
                 )
             })?;

@@ -93,7 +93,7 @@ impl ListArgs {
             && self
                 .client
                 .as_ref()
-                .is_none_or(|c| &r.client == c || (r.client.is_empty() && &r.source == c))
+                .is_none_or(|c| r.client_or_source() == c)
             && self
                 .session
                 .as_ref()
@@ -150,7 +150,7 @@ fn compare(key: SortKey, a: &Row, b: &Row) -> Ordering {
         SortKey::Started => Ordering::Equal,
         SortKey::Seen => a.age_s.total_cmp(&b.age_s),
         SortKey::Host => name(&ra.host, &rb.host),
-        SortKey::Client => name(output::client_of(a), output::client_of(b)),
+        SortKey::Client => name(ra.client_or_source(), rb.client_or_source()),
         SortKey::Status => name(&ra.status, &rb.status),
         SortKey::Title => name(&ra.title, &rb.title),
     };

@@ -90,6 +90,12 @@ pub fn dirs_shown(profile: &presence::Profile) -> String {
         .join(", ")
 }
 
+/// A session id as an error message names it: redacted, since the id may be
+/// the very credential a publish was refused for.
+pub fn id_in_error(id: &str) -> String {
+    presence::redact_text(id).0
+}
+
 /// "12s ago" for a past age, "in 12s" for a time to come.
 pub fn ago(secs: f64) -> String {
     if secs < 0.0 {
@@ -150,16 +156,6 @@ pub fn up_s(row: &Row, now: f64) -> Option<f64> {
     Some((now - started).max(0.0))
 }
 
-/// The client, or the source for a record that names no client.
-pub fn client_of(row: &Row) -> &str {
-    let r = &row.record;
-    if r.client.is_empty() {
-        &r.source
-    } else {
-        &r.client
-    }
-}
-
 fn cells(row: &Row, now: f64) -> [String; 9] {
     let r = &row.record;
     let session = format!(
@@ -178,7 +174,7 @@ fn cells(row: &Row, now: f64) -> [String; 9] {
     [
         session,
         safe(&r.status).into_owned(),
-        safe(client_of(row)).into_owned(),
+        safe(r.client_or_source()).into_owned(),
         safe(&r.host).into_owned(),
         safe(&r.profile).into_owned(),
         up_s(row, now).map_or_else(String::new, short_duration),

@@ -183,7 +183,7 @@ pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<Exit> {
             // The id may be the very credential the publish was refused for.
             format!(
                 "cannot publish session '{}' in {}",
-                presence::redact_text(&req.session_id).0,
+                super::output::id_in_error(&req.session_id),
                 dir.display()
             )
         })?;
@@ -198,12 +198,11 @@ pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<Exit> {
         super::output::write_json(&mut out, &published.record)?;
     } else if !ctx.global.quiet {
         let r = &published.record;
-        let ttl = r.expires_at.zip(r.updated_at).map_or(0.0, |(e, u)| e - u);
         let msg = format!(
             "published {} ({}, live for {}s unless refreshed)",
             r.session_id,
             published.path.display(),
-            ttl.round()
+            published.ttl_s().round()
         );
         writeln!(out, "{}", super::safe(&msg))?;
     }

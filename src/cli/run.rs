@@ -73,7 +73,7 @@ pub fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<Exit> {
             return Err(e).with_context(|| {
                 format!(
                     "cannot publish session '{}' in {}",
-                    presence::redact_text(&req.session_id).0,
+                    super::output::id_in_error(&req.session_id),
                     dir.display()
                 )
             });

@@ -90,11 +90,6 @@ impl Printer {
             writeln!(out, "{}", serde_json::to_string(&v)?)?;
         } else {
             let r = &row.record;
-            let client = if r.client.is_empty() {
-                &r.source
-            } else {
-                &r.client
-            };
             let what = match extra {
                 Extra::Reason(reason) => format!(
                     "down ({})",
@@ -110,7 +105,7 @@ impl Printer {
                 what,
                 if row.local { "*" } else { "" },
                 safe(&r.session_id),
-                safe(client),
+                safe(r.client_or_source()),
                 safe(&r.host),
                 safe(&r.status),
                 safe(&r.title)
