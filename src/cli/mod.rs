@@ -13,10 +13,13 @@ mod hook;
 mod json;
 mod list;
 mod open;
-mod output;
+pub mod output;
 mod publish;
 mod refresh;
 mod run;
+// Setup still writes through its own handles, making each foreign field
+// safe where it writes it (`safe`).
+#[allow(clippy::disallowed_macros, clippy::disallowed_methods)]
 mod setup;
 mod show;
 mod signals;
@@ -28,8 +31,9 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 pub use exit::Exit;
-/// Every human-facing string from the directory passes this before printing.
-pub use presence::terminal_safe as safe;
+/// For `setup` alone: everything else prints through [`output`], which
+/// makes every string safe for a terminal.
+use presence::terminal_safe as safe;
 use presence::{LocalDirs, Profile, Registry, Selection};
 
 /// See each other's live sessions through a shared, synced directory.
@@ -180,14 +184,14 @@ impl Ctx {
     /// A warning on stderr, unless `--quiet`.
     pub fn warn(&self, msg: impl std::fmt::Display) {
         if !self.global.quiet {
-            eprintln!("presence: warning: {}", safe(&msg.to_string()));
+            output::warning(msg);
         }
     }
 
     /// A detail on stderr, only with `--verbose`.
     pub fn detail(&self, msg: impl std::fmt::Display) {
         if self.global.verbose {
-            eprintln!("presence: {}", safe(&msg.to_string()));
+            output::notice(msg);
         }
     }
 }

@@ -2,14 +2,15 @@
 //! handler for its scheme. The library builds the argv; this file picks
 //! the session, asks, prints or runs.
 
-use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::io::{BufRead as _, IsTerminal as _};
 
 use anyhow::Context as _;
 use clap::Args;
 use presence::open::{self, Resolved, Target};
 use presence::{ListOptions, Row};
 
-use super::{Ctx, Exit, UsageError, output, safe};
+use super::output::{self, Styled};
+use super::{Ctx, Exit, UsageError};
 
 #[derive(Debug, Args)]
 pub struct OpenArgs {
@@ -30,7 +31,7 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
     let listing = registry
         .list(ListOptions::default(), now)
         .with_context(|| format!("cannot read {}", output::dirs_shown(profile)))?;
-    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let interactive = std::io::stdin().is_terminal() && output::stderr_is_terminal();
     let row = match &args.id {
         Some(id) => match open::resolve(&listing.rows, id) {
             Resolved::One(row) => row,
@@ -40,17 +41,14 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
                      profile '{}'; `presence list` shows the live ones",
                     profile.name
                 );
-                eprintln!("presence: {}", safe(&msg));
+                output::notice(msg);
                 return Ok(Exit::Failure);
             }
             Resolved::Ambiguous(ids) => {
-                return Err(UsageError(
-                    safe(&format!(
-                        "'{id}' starts the ids of several sessions: {}; give more of one",
-                        ids.join(", ")
-                    ))
-                    .into_owned(),
-                )
+                return Err(UsageError(format!(
+                    "'{id}' starts the ids of several sessions: {}; give more of one",
+                    ids.join(", ")
+                ))
                 .into());
             }
         },
@@ -77,7 +75,7 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
         .with_context(|| format!("cannot open session '{}'", r.session_id))?;
     let line = open::shell_line(&argv);
     if args.print {
-        writeln!(std::io::stdout().lock(), "{line}")?;
+        output::stdout().say(&line)?;
         return Ok(Exit::Ok);
     }
     if !row.local && !args.yes {
@@ -87,23 +85,20 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
             format!("{} (device {})", r.host, r.device_id)
         };
         if !interactive {
-            return Err(UsageError(
-                safe(&format!(
-                    "session '{}' was published by another device, {whose}; pass --yes to \
+            return Err(UsageError(format!(
+                "session '{}' was published by another device, {whose}; pass --yes to \
                  open it without being asked (this is no terminal to ask on)",
-                    r.session_id
-                ))
-                .into_owned(),
-            )
+                r.session_id
+            ))
             .into());
         }
         let question = format!(
             "Session '{}' was published by another device, {whose}.\nOpen it by running: {line}",
             r.session_id
         );
-        eprintln!("{}", safe(&question));
+        output::eline(&Styled::new(question));
         if !yes(&ask("Open it? [y/N] ")?) {
-            eprintln!("presence: not opened");
+            output::notice("not opened");
             return Ok(Exit::Failure);
         }
     }
@@ -115,26 +110,22 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
 /// None when there are none or the answer names none.
 fn choose(rows: &[Row], now: f64) -> anyhow::Result<Option<&Row>> {
     if rows.is_empty() {
-        eprintln!("presence: no live sessions to open");
+        output::notice("no live sessions to open");
         return Ok(None);
     }
-    let mut table = Vec::new();
     let style = output::TableStyle {
-        width: terminal_size::terminal_size_of(std::io::stderr())
-            .map(|(w, _)| usize::from(w.0).saturating_sub(5)),
+        width: output::stderr_width().map(|w| w.saturating_sub(5)),
         color: false,
         header: true,
         now,
     };
-    output::table(&mut table, rows, style)?;
-    let mut err = std::io::stderr().lock();
-    for (n, line) in String::from_utf8_lossy(&table).lines().enumerate() {
-        match n {
-            0 => writeln!(err, "     {line}")?,
-            n => writeln!(err, "{n:>3}  {line}")?,
-        }
+    for (n, line) in output::table(rows, style).iter().enumerate() {
+        let number = match n {
+            0 => Styled::new("     "),
+            n => Styled::new(format_args!("{n:>3}  ")),
+        };
+        output::eline(&number.then(line));
     }
-    drop(err);
     let answer = ask(&format!("Open which session? [1-{}] ", rows.len()))?;
     let pick = answer
         .trim()
@@ -143,16 +134,14 @@ fn choose(rows: &[Row], now: f64) -> anyhow::Result<Option<&Row>> {
         .and_then(|n| n.checked_sub(1))
         .and_then(|i| rows.get(i));
     if pick.is_none() {
-        eprintln!("presence: no session chosen; not opened");
+        output::notice("no session chosen; not opened");
     }
     Ok(pick)
 }
 
 /// Asks on stderr and reads one line from stdin (empty at end of input).
 fn ask(prompt: &str) -> anyhow::Result<String> {
-    let mut err = std::io::stderr().lock();
-    write!(err, "{prompt}")?;
-    err.flush()?;
+    output::prompt(&Styled::new(prompt))?;
     let mut answer = String::new();
     std::io::stdin()
         .lock()
@@ -190,10 +179,10 @@ fn exec(argv: &[String]) -> Exit {
 }
 
 fn cannot_run(program: &str, err: &std::io::Error) -> Exit {
-    eprintln!(
-        "presence: error: cannot run {}: {err}",
-        safe(&open::shell_quote(program))
-    );
+    output::error(format_args!(
+        "cannot run {}: {err}",
+        open::shell_quote(program)
+    ));
     if err.kind() == std::io::ErrorKind::NotFound {
         Exit::NotFound
     } else {

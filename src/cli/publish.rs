@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -193,9 +192,9 @@ pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<Exit> {
     for w in &published.warnings {
         ctx.warn(w);
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = super::output::stdout();
     if cmd.json {
-        super::output::write_json(&mut out, &published.record)?;
+        out.json(&published.record)?;
     } else if !ctx.global.quiet {
         let r = &published.record;
         let msg = format!(
@@ -204,7 +203,7 @@ pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<Exit> {
             published.path.display(),
             published.ttl_s().round()
         );
-        writeln!(out, "{}", super::safe(&msg))?;
+        out.say(msg)?;
     }
     Ok(Exit::Ok)
 }

@@ -1,7 +1,6 @@
 //! `presence watch`: an event stream. The library's watcher computes the
 //! events; this file only prints them. (`list --watch` is in `list.rs`.)
 
-use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -10,7 +9,8 @@ use presence::{Event, MIN_POLL, Registry, Row, WatchOptions, Watcher};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
 use super::json::{Opener, WatchEvent};
-use super::{Ctx, Exit, safe, signals};
+use super::output::{self, Out, Styled};
+use super::{Ctx, Exit, signals};
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
@@ -70,13 +70,7 @@ struct Printer {
 }
 
 impl Printer {
-    fn line(
-        &mut self,
-        out: &mut impl Write,
-        event: &str,
-        row: &Row,
-        extra: Extra,
-    ) -> anyhow::Result<()> {
+    fn line(&mut self, out: &mut Out, event: &str, row: &Row, extra: Extra) -> anyhow::Result<()> {
         self.seq += 1;
         if let Some(opener) = &self.json {
             let mut v = WatchEvent::new(event, self.seq, &self.epoch, presence::unix_now())
@@ -87,7 +81,7 @@ impl Printer {
                 Extra::Changed(c) => v.changed = Some(c),
                 Extra::None => {}
             }
-            writeln!(out, "{}", serde_json::to_string(&v)?)?;
+            out.json_line(&v)?;
         } else {
             let r = &row.record;
             let what = match extra {
@@ -98,45 +92,48 @@ impl Printer {
                 Extra::Changed(c) => format!("update ({})", c.join(", ")),
                 _ => event.to_string(),
             };
-            writeln!(
-                out,
-                "{}  {:<16} {}{}  {}@{}  {}  {}",
+            let line = Styled::new(format_args!(
+                "{}  {:<16} {}",
                 chrono::Local::now().format("%H:%M:%S"),
                 what,
                 if row.local { "*" } else { "" },
-                safe(&r.session_id),
-                safe(r.client_or_source()),
-                safe(&r.host),
-                safe(&r.status),
-                safe(&r.title)
-            )?;
+            ))
+            .text(&r.session_id)
+            .text("  ")
+            .text(r.client_or_source())
+            .text("@")
+            .text(&r.host)
+            .text("  ")
+            .text(&r.status)
+            .text("  ")
+            .text(&r.title);
+            out.line(&line)?;
         }
         out.flush()?;
         Ok(())
     }
 
     /// The initial live set is complete: `count` sessions, all printed.
-    fn ready(&mut self, out: &mut impl Write, count: usize) -> anyhow::Result<()> {
+    fn ready(&mut self, out: &mut Out, count: usize) -> anyhow::Result<()> {
         self.seq += 1;
         if self.json.is_some() {
             let mut v = WatchEvent::new("ready", self.seq, &self.epoch, presence::unix_now());
             v.count = Some(count);
-            writeln!(out, "{}", serde_json::to_string(&v)?)?;
+            out.json_line(&v)?;
         } else {
             // A person sees "nothing live" rather than a blank screen that
             // might still be loading.
-            writeln!(
-                out,
+            out.say(format_args!(
                 "{}  {:<16} {count} live",
                 chrono::Local::now().format("%H:%M:%S"),
                 "ready"
-            )?;
+            ))?;
         }
         out.flush()?;
         Ok(())
     }
 
-    fn event(&mut self, out: &mut impl Write, e: &Event) -> anyhow::Result<()> {
+    fn event(&mut self, out: &mut Out, e: &Event) -> anyhow::Result<()> {
         match e {
             Event::Up(row) => self.line(out, "up", row, Extra::None),
             Event::Update { row, changed } => {
@@ -173,7 +170,7 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> anyhow::Result<Exit> {
         seq: 0,
         epoch: epoch(),
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = output::stdout();
     for e in watcher.initial_events() {
         match &e {
             Event::Up(row) => p.line(&mut out, "up", row, Extra::Initial)?,
