@@ -75,7 +75,10 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
         .with_context(|| format!("cannot open session '{}'", r.session_id))?;
     let line = open::shell_line(&argv);
     if args.print {
-        output::stdout().say(&line)?;
+        // The argv holds nothing the sanitizer escapes (`open` checks every
+        // part of it), and the quoting's backslashes must stay single for
+        // the line to run when pasted.
+        output::stdout().verbatim(&format!("{line}\n"))?;
         return Ok(Exit::Ok);
     }
     if !row.local && !args.yes {
