@@ -6,7 +6,7 @@ use std::io::{BufRead as _, IsTerminal as _};
 
 use anyhow::Context as _;
 use clap::Args;
-use presence::open::{self, Resolved, Target};
+use presence::open::{self, Target};
 use presence::{ListOptions, Row};
 
 use super::output::{self, Styled};
@@ -33,7 +33,7 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
         .with_context(|| format!("cannot read {}", output::dirs_shown(profile)))?;
     let interactive = std::io::stdin().is_terminal() && output::stderr_is_terminal();
     let row = match &args.id {
-        Some(id) => match open::resolve(&listing.rows, id) {
+        Some(id) => match resolve(&listing.rows, id) {
             Resolved::One(row) => row,
             Resolved::None => {
                 let msg = format!(
@@ -218,4 +218,114 @@ pub fn here_endpoint(host: &str) -> Option<String> {
     let parsed = open::Endpoint::parse(&endpoint).ok()?;
     parsed.tmux_session().ok()?;
     Some(endpoint)
+}
+
+/// Which live row an ID names.
+#[derive(Debug, PartialEq)]
+pub enum Resolved<'a> {
+    /// The newest record of the one session the ID names.
+    One(&'a Row),
+    /// No session id or key is, or starts with, the ID.
+    None,
+    /// The ID is a prefix of several sessions' ids: these.
+    Ambiguous(Vec<String>),
+}
+
+/// Resolves `id` among `rows`: a session id or key equal to it, else the one
+/// session whose id or key starts with it; the newest record (by
+/// `updated_at`) of that session.
+pub fn resolve<'a>(rows: &'a [Row], id: &str) -> Resolved<'a> {
+    if id.is_empty() {
+        return Resolved::None;
+    }
+    let newest = |matches: Vec<&'a Row>| {
+        matches.into_iter().reduce(|best, r| {
+            if r.record.updated_at.unwrap_or(f64::MIN) > best.record.updated_at.unwrap_or(f64::MIN)
+            {
+                r
+            } else {
+                best
+            }
+        })
+    };
+    let exact: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.record.session_id == id || r.record.session_key == id)
+        .collect();
+    if let Some(row) = newest(exact) {
+        return Resolved::One(row);
+    }
+    let prefixed: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.record.session_id.starts_with(id) || r.record.session_key.starts_with(id))
+        .collect();
+    let mut ids: Vec<String> = prefixed
+        .iter()
+        .map(|r| r.record.session_id.clone())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    match ids.len() {
+        0 => Resolved::None,
+        1 => newest(prefixed).map_or(Resolved::None, Resolved::One),
+        _ => Resolved::Ambiguous(ids),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(args: &[&str]) -> Vec<String> {
+        args.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn row(id: &str, key: &str, updated: f64) -> Row {
+        let mut record = presence::Record::new(id);
+        record.session_key = key.into();
+        record.updated_at = Some(updated);
+        Row {
+            record,
+            file: format!("{id}-{updated}.json"),
+            dir: None,
+            dir_index: 0,
+            live: true,
+            state: presence::State::Live,
+            local: false,
+            conflict_copy: false,
+            age_s: 0.0,
+            claimed_age_s: None,
+            expires_in_s: None,
+            superseded_by: None,
+            writer_offset_s: None,
+            lost_because: None,
+            redactions: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn resolution_by_id_key_and_unique_prefix() {
+        let rows = [
+            row("alpha-1", "k-a", 10.0),
+            row("alpha-1", "k-a", 20.0),
+            row("alpha-2", "k-b", 5.0),
+            row("beta", "alp", 1.0),
+        ];
+        let file = |r: Resolved<'_>| match r {
+            Resolved::One(row) => row.file.clone(),
+            other => format!("{other:?}"),
+        };
+        assert_eq!(file(resolve(&rows, "alpha-1")), "alpha-1-20.json");
+        assert_eq!(file(resolve(&rows, "k-b")), "alpha-2-5.json");
+        assert_eq!(file(resolve(&rows, "alpha-2")), "alpha-2-5.json");
+        // An exact key wins over ids it prefixes.
+        assert_eq!(file(resolve(&rows, "alp")), "beta-1.json");
+        assert_eq!(file(resolve(&rows, "be")), "beta-1.json");
+        assert_eq!(
+            resolve(&rows, "alpha"),
+            Resolved::Ambiguous(v(&["alpha-1", "alpha-2"]))
+        );
+        assert_eq!(resolve(&rows, "gamma"), Resolved::None);
+        assert_eq!(resolve(&rows, ""), Resolved::None);
+    }
 }
