@@ -11,7 +11,8 @@
 //! `list --json` in the same rounds, for a comparison of two builds.
 //! Prints markdown tables. Everything lives in a temp dir. Linux only
 //! (`/proc/PID/io`, `getrusage`).
-
+// A program of its own, with its own output.
+#![allow(clippy::disallowed_macros, clippy::disallowed_methods)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::ffi::CString;

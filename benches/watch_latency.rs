@@ -4,7 +4,8 @@
 //!
 //! Run: `cargo bench --bench watch_latency` (prints a table). Everything runs
 //! in a temp dir with its own HOME / XDG dirs.
-
+// A program of its own, with its own output.
+#![allow(clippy::disallowed_macros, clippy::disallowed_methods)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader};

@@ -5,6 +5,8 @@
 //! ```sh
 //! cargo run --example redact_lines < notes.txt
 //! ```
+// A program of its own, with its own output.
+#![allow(clippy::disallowed_macros, clippy::disallowed_methods)]
 
 use std::io::BufRead;
 

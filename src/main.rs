@@ -26,8 +26,7 @@ fn main() -> ExitCode {
         Ok(exit) => exit,
         Err(err) if cli::is_broken_pipe(&err) => Exit::Ok,
         Err(err) => {
-            let msg = format!("{err:#}");
-            eprintln!("presence: error: {}", cli::safe(&msg));
+            cli::output::error(format_args!("{err:#}"));
             cli::exit::of_error(&err)
         }
     };

@@ -135,6 +135,12 @@ impl Record {
         }
     }
 
+    /// The client, or the source for a record that names no client: the
+    /// name a session's program goes by in the table, `--client` and dedupe.
+    pub fn client_or_source(&self) -> &str {
+        client_or(&self.client, &self.source)
+    }
+
     /// The record as written to disk: one JSON object with sorted keys and a
     /// trailing newline.
     pub fn to_json(&self) -> Vec<u8> {
@@ -267,7 +273,7 @@ fn group_key<'s>(
     let [profile, client, source, endpoint, session_id] =
         [profile, client, source, endpoint, session_id].map(clip);
     let profile = label_of(profile);
-    let client = if client.is_empty() { source } else { client };
+    let client = client_or(client, source);
     let endpoint = endpoint.trim();
     let target = if endpoint.is_empty() {
         session_id
@@ -275,6 +281,12 @@ fn group_key<'s>(
         endpoint
     };
     (profile, client, target)
+}
+
+/// "Client, else source": the name a record's program goes by, the source
+/// for a record that names no client.
+fn client_or<'s>(client: &'s str, source: &'s str) -> &'s str {
+    if client.is_empty() { source } else { client }
 }
 
 /// A profile label as dedupe and filters compare it: Hermes writes `""` for

@@ -2,12 +2,10 @@
 //! tombstone, which other devices see as fast as any write (a deletion would
 //! linger: sync engines batch them).
 
-use std::io::Write;
-
 use anyhow::Context as _;
 use clap::Args;
 
-use super::{Ctx, Exit, UsageError, safe};
+use super::{Ctx, Exit, UsageError, output};
 
 #[derive(Debug, Args)]
 pub struct ClearArgs {
@@ -38,15 +36,10 @@ pub fn run(ctx: &Ctx, mut args: ClearArgs) -> anyhow::Result<Exit> {
             presence::unix_now(),
         )
         .with_context(|| format!("cannot clear records in {}", dir.display()))?;
-    let mut out = std::io::stdout().lock();
+    let mut out = output::stdout();
     for c in &outcome.cleared {
         if !ctx.global.quiet {
-            writeln!(
-                out,
-                "cleared {} ({})",
-                safe(&c.record.session_id),
-                safe(&c.file)
-            )?;
+            out.say(format_args!("cleared {} ({})", c.record.session_id, c.file))?;
         }
     }
     if outcome.changed_meanwhile > 0 {
@@ -71,7 +64,7 @@ pub fn run(ctx: &Ctx, mut args: ClearArgs) -> anyhow::Result<Exit> {
             "nothing to clear: no live record of this device for {what} in profile '{}'{ended}",
             registry.profile().name
         );
-        eprintln!("presence: {}", safe(&msg));
+        output::notice(msg);
     }
     Ok(Exit::Ok)
 }

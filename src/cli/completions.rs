@@ -89,7 +89,7 @@ pub fn run(args: CompletionsArgs) -> anyhow::Result<Exit> {
         Shell::Fish => fish(script),
         _ => script,
     };
-    std::io::Write::write_all(&mut std::io::stdout().lock(), script.as_bytes())?;
+    super::output::stdout().verbatim(&script)?;
     Ok(Exit::Ok)
 }
 
@@ -97,6 +97,7 @@ pub fn run(args: CompletionsArgs) -> anyhow::Result<Exit> {
 /// made of safe characters are printed, since a shell evaluates them; a
 /// missing or broken configuration lists `default` alone, quietly.
 pub fn complete(ctx: &Ctx, args: CompleteArgs) -> anyhow::Result<Exit> {
+    let mut out = super::output::stdout();
     match args.what {
         Completable::Profiles => {
             let mut names: Vec<String> =
@@ -112,7 +113,7 @@ pub fn complete(ctx: &Ctx, args: CompleteArgs) -> anyhow::Result<Exit> {
                         .bytes()
                         .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
                 {
-                    println!("{name}");
+                    out.say(name)?;
                 }
             }
         }

@@ -1,6 +1,7 @@
 //! `presence config path|show|init`.
 
-use std::io::Write;
+use std::fmt::Write as _;
+use std::io::Write as _;
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
@@ -30,7 +31,10 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
         .config
         .clone()
         .unwrap_or_else(|| ctx.local.config_file());
-    let mut out = std::io::stdout().lock();
+    // What this command prints is its own making: a path the user gave or
+    // the defaults chose, and TOML whose strings escape their control
+    // characters. It is written as it is.
+    let mut out = String::new();
     match args.action {
         Action::Path => {
             writeln!(out, "{}", path.display())?;
@@ -78,8 +82,7 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
                 _ => q("*"),
             };
             writeln!(out, "show = [{show}]")?;
-            let handlers = presence::open::Handlers::load(&sel, &ctx.local)
-                .context("cannot load the configuration")?;
+            let handlers = &p.open_handlers;
             writeln!(out, "\n# `presence open`: the handler in force per scheme")?;
             let opener = presence::open::platform_opener();
             for scheme in handlers.schemes() {
@@ -125,6 +128,7 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
             }
         }
     }
+    super::output::stdout().verbatim(&out)?;
     Ok(Exit::Ok)
 }
 

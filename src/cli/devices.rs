@@ -1,12 +1,11 @@
 //! `presence devices`: every device with records in the directory, and what
 //! this machine has learned of its clock.
 
-use std::io::Write;
-
 use anyhow::Context as _;
 use clap::Args;
 
-use super::{Ctx, Exit, safe};
+use super::output::{self, Styled};
+use super::{Ctx, Exit};
 
 #[derive(Debug, Args)]
 pub struct DevicesArgs {
@@ -20,22 +19,22 @@ pub fn run(ctx: &Ctx, args: DevicesArgs) -> anyhow::Result<Exit> {
     let devices = registry.devices(presence::unix_now()).with_context(|| {
         format!(
             "cannot read {}",
-            super::list::dirs_shown(registry.profile())
+            super::output::dirs_shown(registry.profile())
         )
     })?;
-    let mut out = std::io::stdout().lock();
+    let mut out = output::stdout();
     if args.json {
-        super::output::write_json(&mut out, &devices)?;
+        out.json(&devices)?;
         return Ok(Exit::Ok);
     }
-    let rows: Vec<[String; 6]> = devices
+    let rows: Vec<[Styled; 6]> = devices
         .iter()
         .map(|d| {
             let mark = if d.this_device { "*" } else { " " };
             let id = if d.device_id.is_empty() {
                 "-".to_string()
             } else {
-                safe(&d.device_id.chars().take(8).collect::<String>()).into_owned()
+                d.device_id.chars().take(8).collect::<String>()
             };
             let clock = match d.offset_s {
                 // Our own records measure only how the file system stamps
@@ -58,43 +57,44 @@ pub fn run(ctx: &Ctx, args: DevicesArgs) -> anyhow::Result<Exit> {
                 None => "not learned yet (read with the skew tolerance)".to_string(),
             };
             [
-                format!("{mark}{id}"),
-                safe(&d.hosts.join(",")).into_owned(),
-                d.instances.len().to_string(),
-                format!("{}/{}", d.live, d.records),
-                super::output::ago(d.last_seen_s),
-                clock,
+                Styled::new(format_args!("{mark}{id}")),
+                Styled::new(d.hosts.join(",")),
+                Styled::new(d.instances.len()),
+                Styled::new(format_args!("{}/{}", d.live, d.records)),
+                Styled::new(output::ago(d.last_seen_s)),
+                Styled::new(clock),
             ]
         })
         .collect();
-    let headers = ["DEVICE", "HOSTS", "INSTANCES", "LIVE", "LAST SEEN", "CLOCK"];
+    let headers = ["DEVICE", "HOSTS", "INSTANCES", "LIVE", "LAST SEEN", "CLOCK"].map(Styled::new);
     let width = |i: usize| {
         rows.iter()
-            .map(|r| r[i].chars().count())
-            .chain([headers[i].len()])
+            .chain([&headers])
+            .map(|r| r[i].as_str().chars().count())
             .max()
             .unwrap_or(0)
     };
     let widths: Vec<usize> = (0..headers.len()).map(width).collect();
-    let line = |cells: [&str; 6]| {
-        format!(
-            "{:<w0$}  {:<w1$}  {:>w2$}  {:>w3$}  {:<w4$}  {}",
-            cells[0],
-            cells[1],
-            cells[2],
-            cells[3],
-            cells[4],
-            cells[5],
-            w0 = widths[0],
-            w1 = widths[1],
-            w2 = widths[2],
-            w3 = widths[3],
-            w4 = widths[4],
-        )
+    // Two spaces between columns; INSTANCES and LIVE to the right, the
+    // last column unpadded.
+    let line = |cells: &[Styled; 6]| {
+        let mut line = Styled::default();
+        for (i, cell) in cells.iter().enumerate() {
+            let pad = " ".repeat(widths[i] - cell.as_str().chars().count());
+            if i > 0 {
+                line = line.text("  ");
+            }
+            line = match i {
+                2 | 3 => line.text(pad).then(cell),
+                5 => line.then(cell),
+                _ => line.then(cell).text(pad),
+            };
+        }
+        line
     };
-    writeln!(out, "{}", line(headers).trim_end())?;
+    out.line(&line(&headers))?;
     for r in &rows {
-        writeln!(out, "{}", line([&r[0], &r[1], &r[2], &r[3], &r[4], &r[5]]))?;
+        out.line(&line(r))?;
     }
     Ok(Exit::Ok)
 }

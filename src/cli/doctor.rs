@@ -5,7 +5,8 @@ use std::io::Write;
 use clap::Args;
 use presence::{Check, Profile, Registry, Status};
 
-use super::{Ctx, Exit, safe};
+use super::output::{self, Paint, Styled};
+use super::{Ctx, Exit};
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
@@ -27,37 +28,45 @@ pub fn run(ctx: &Ctx, args: DoctorArgs) -> anyhow::Result<Exit> {
             fix: Some("fix the file (the message names the line), or drop --config".into()),
         }],
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = output::stdout();
     if args.json {
-        super::output::write_json(&mut out, &checks)?;
+        out.json(&checks)?;
     } else {
-        print(&mut out, &checks)?;
+        out.lines(&lines(&checks))?;
     }
     Ok(Exit::failure_if(
         checks.iter().any(|c| c.status == Status::Fail),
     ))
 }
 
-/// The checks, one line each, with the fix under each that is not ok.
+/// [`lines`] written to `out` (for `setup`).
 pub(super) fn print(out: &mut impl Write, checks: &[Check]) -> anyhow::Result<()> {
-    let color = super::output::color_stdout();
+    for line in lines(checks) {
+        line.write_line(out)?;
+    }
+    Ok(())
+}
+
+/// The checks, one line each, with the fix under each that is not ok.
+fn lines(checks: &[Check]) -> Vec<Styled> {
+    let color = output::color_stdout();
+    let mut lines = Vec::new();
     for c in checks {
-        let (mark, style) = match c.status {
-            Status::Ok => ("ok  ", "\x1b[32m"),
-            Status::Warn => ("warn", "\x1b[33m"),
-            _ => ("FAIL", "\x1b[31m"),
+        let (mark, paint) = match c.status {
+            Status::Ok => ("ok  ", Paint::Green),
+            Status::Warn => ("warn", Paint::Yellow),
+            _ => ("FAIL", Paint::Red),
         };
-        let mark = if color {
-            format!("{style}{mark}\x1b[0m")
-        } else {
-            mark.to_string()
-        };
-        writeln!(out, "{mark}  {:<16} {}", c.check, safe(&c.message))?;
+        lines.push(
+            Styled::default()
+                .painted(color.then_some(paint), mark)
+                .text(format_args!("  {:<16} {}", c.check, c.message)),
+        );
         if c.status != Status::Ok
             && let Some(fix) = &c.fix
         {
-            writeln!(out, "      {:<16} fix: {}", "", safe(fix))?;
+            lines.push(Styled::new(format_args!("      {:<16} fix: {fix}", "")));
         }
     }
-    Ok(())
+    lines
 }

@@ -1,11 +1,9 @@
 //! `presence expire`: garbage-collect the profile's directory.
 
-use std::io::Write;
-
 use anyhow::Context as _;
 use clap::Args;
 
-use super::{Ctx, Exit, safe};
+use super::{Ctx, Exit, output};
 
 #[derive(Debug, Args)]
 pub struct ExpireArgs {
@@ -19,11 +17,11 @@ pub struct ExpireArgs {
 
 pub fn run(ctx: &Ctx, args: ExpireArgs) -> anyhow::Result<Exit> {
     let registry = ctx.registry()?;
-    let dir = super::list::dirs_shown(registry.profile());
+    let dir = output::dirs_shown(registry.profile());
     let out = registry
         .expire(presence::unix_now(), args.dry_run)
         .with_context(|| format!("cannot expire records in {dir}"))?;
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = output::stdout();
     if args.json {
         let v = serde_json::json!({
             "dry_run": args.dry_run,
@@ -31,7 +29,7 @@ pub fn run(ctx: &Ctx, args: ExpireArgs) -> anyhow::Result<Exit> {
             "changed": out.changed,
             "kept": out.kept,
         });
-        super::output::write_json(&mut stdout, &v)?;
+        stdout.json(&v)?;
         return Ok(Exit::Ok);
     }
     if ctx.global.quiet {
@@ -47,7 +45,7 @@ pub fn run(ctx: &Ctx, args: ExpireArgs) -> anyhow::Result<Exit> {
             Some(dir) => dir.join(&g.file).display().to_string(),
             None => g.file.clone(),
         };
-        writeln!(stdout, "{verb} {} ({})", safe(&file), g.reason.describe())?;
+        stdout.say(format_args!("{verb} {file} ({})", g.reason.describe()))?;
     }
     let mut summary = format!(
         "{verb} {} file{}, kept {}",
@@ -61,6 +59,6 @@ pub fn run(ctx: &Ctx, args: ExpireArgs) -> anyhow::Result<Exit> {
             out.changed
         ));
     }
-    writeln!(stdout, "{summary}")?;
+    stdout.say(summary)?;
     Ok(Exit::Ok)
 }

@@ -98,9 +98,9 @@ fn hermes(ctx: &Ctx) -> anyhow::Result<Exit> {
     let event: Event = match serde_json::from_reader(BufReader::new(stdin.take(MAX_EVENT_BYTES))) {
         Ok(e) => e,
         Err(e) => {
-            eprintln!(
-                "presence: hook hermes: ignored stdin, which is not a Hermes hook event ({e})"
-            );
+            super::output::notice(format_args!(
+                "hook hermes: ignored stdin, which is not a Hermes hook event ({e})"
+            ));
             return Ok(Exit::Ok);
         }
     };
@@ -112,10 +112,10 @@ fn hermes(ctx: &Ctx) -> anyhow::Result<Exit> {
     // gone already: nothing of it is live.
     let owner = std::os::unix::process::parent_id();
     if owner <= 1 {
-        eprintln!(
-            "presence: hook hermes: ignored {}: Hermes has exited",
+        super::output::notice(format_args!(
+            "hook hermes: ignored {}: Hermes has exited",
             event.hook_event_name
-        );
+        ));
         return Ok(Exit::Ok);
     }
     let registry = ctx.registry()?;
@@ -215,7 +215,7 @@ impl Hook<'_> {
         let published = self.registry.publish(&req, self.now).with_context(|| {
             format!(
                 "cannot publish Hermes session '{}' in {}",
-                presence::redact_text(&req.session_id).0,
+                super::output::id_in_error(&req.session_id),
                 self.registry.profile().dir.display()
             )
         })?;
@@ -235,7 +235,7 @@ impl Hook<'_> {
             .with_context(|| {
                 format!(
                     "cannot clear Hermes session '{}' in {}",
-                    presence::redact_text(session).0,
+                    super::output::id_in_error(session),
                     self.registry.profile().dir.display()
                 )
             })?;

@@ -3,7 +3,6 @@
 //! (`--watch`).
 
 use std::cmp::Ordering;
-use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -93,7 +92,7 @@ impl ListArgs {
             && self
                 .client
                 .as_ref()
-                .is_none_or(|c| &r.client == c || (r.client.is_empty() && &r.source == c))
+                .is_none_or(|c| r.client_or_source() == c)
             && self
                 .session
                 .as_ref()
@@ -150,22 +149,11 @@ fn compare(key: SortKey, a: &Row, b: &Row) -> Ordering {
         SortKey::Started => Ordering::Equal,
         SortKey::Seen => a.age_s.total_cmp(&b.age_s),
         SortKey::Host => name(&ra.host, &rb.host),
-        SortKey::Client => name(output::client_of(a), output::client_of(b)),
+        SortKey::Client => name(ra.client_or_source(), rb.client_or_source()),
         SortKey::Status => name(&ra.status, &rb.status),
         SortKey::Title => name(&ra.title, &rb.title),
     };
     first.then_with(|| a.listing_order(b))
-}
-
-/// The directories a profile reads, for messages: `dir`, or each of them
-/// joined by `, `.
-pub fn dirs_shown(profile: &presence::Profile) -> String {
-    profile
-        .dirs
-        .iter()
-        .map(|d| d.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Reports on stderr what a listing passed over.
@@ -224,11 +212,9 @@ fn stream_json(
     args: &ListArgs,
     opts: ListOptions,
 ) -> anyhow::Result<Exit> {
-    let opener = super::open::Opener::new(ctx)?;
-    let stdout = std::io::stdout().lock();
-    let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout);
-    w.write_all(b"[")?;
-    let mut first = true;
+    let opener = super::json::Opener::new(registry);
+    let mut out = output::stdout();
+    let mut array = out.json_array()?;
     let mut failed: Option<std::io::Error> = None;
     let (dir_exists, skipped) = registry
         .list_each(opts, presence::unix_now(), |row| {
@@ -236,12 +222,7 @@ fn stream_json(
                 return true;
             }
             warn_redacted(ctx, registry, &row);
-            let sep: &[u8] = if first { b"\n" } else { b",\n" };
-            first = false;
-            let written = w.write_all(sep).and_then(|()| {
-                serde_json::to_writer(&mut w, &opener.row(&row)).map_err(std::io::Error::from)
-            });
-            match written {
+            match array.push(&opener.row(&row)) {
                 Ok(()) => true,
                 Err(e) => {
                     failed = Some(e);
@@ -249,12 +230,11 @@ fn stream_json(
                 }
             }
         })
-        .with_context(|| format!("cannot list {}", dirs_shown(registry.profile())))?;
+        .with_context(|| format!("cannot list {}", output::dirs_shown(registry.profile())))?;
     if let Some(e) = failed {
         return Err(e.into());
     }
-    w.write_all(if first { b"]\n" } else { b"\n]\n" })?;
-    w.flush()?;
+    array.finish()?;
     report(ctx, registry, dir_exists, &skipped);
     Ok(Exit::Ok)
 }
@@ -280,16 +260,16 @@ fn stream_table(
             }
             true
         })
-        .with_context(|| format!("cannot list {}", dirs_shown(registry.profile())))?;
+        .with_context(|| format!("cannot list {}", output::dirs_shown(registry.profile())))?;
     report(ctx, registry, dir_exists, &skipped);
     for row in &redacted {
         warn_redacted(ctx, registry, row);
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = output::stdout();
     if lines.is_empty() {
         say_none(ctx, registry);
     } else {
-        output::table_lines(&mut out, &lines, style)?;
+        out.lines(&output::table_lines(&lines, style))?;
     }
     out.flush()?;
     Ok(Exit::Ok)
@@ -301,9 +281,9 @@ fn say_none(ctx: &Ctx, registry: &Registry) {
         let msg = format!(
             "no live sessions in profile '{}' ({})",
             registry.profile().name,
-            dirs_shown(registry.profile())
+            output::dirs_shown(registry.profile())
         );
-        eprintln!("{}", super::safe(&msg));
+        output::eline(&output::Styled::new(msg));
     }
 }
 
@@ -323,10 +303,10 @@ fn stream_count(
             }
             true
         })
-        .with_context(|| format!("cannot list {}", dirs_shown(registry.profile())))?;
+        .with_context(|| format!("cannot list {}", output::dirs_shown(registry.profile())))?;
     report(ctx, registry, dir_exists, &skipped);
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{count}")?;
+    let mut out = output::stdout();
+    out.say(count)?;
     out.flush()?;
     Ok(Exit::Ok)
 }
@@ -352,28 +332,28 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<Exit> {
     }
     let mut listing = registry
         .list(opts, presence::unix_now())
-        .with_context(|| format!("cannot list {}", dirs_shown(registry.profile())))?;
+        .with_context(|| format!("cannot list {}", output::dirs_shown(registry.profile())))?;
     listing.rows.retain(|r| args.keeps(r));
     args.sort(&mut listing.rows);
     report(ctx, &registry, listing.dir_exists, &listing.skipped);
     for row in &listing.rows {
         warn_redacted(ctx, &registry, row);
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = output::stdout();
     if args.count {
-        writeln!(out, "{}", listing.rows.len())?;
+        out.say(listing.rows.len())?;
     } else if let Some(t) = template {
         for row in &listing.rows {
-            writeln!(out, "{}", t.render(row))?;
+            out.line(&t.render(row))?;
         }
     } else if args.json {
-        let opener = super::open::Opener::new(ctx)?;
+        let opener = super::json::Opener::new(&registry);
         let rows: Vec<_> = listing.rows.iter().map(|r| opener.row(r)).collect();
-        output::write_json(&mut out, &rows)?;
+        out.json(&rows)?;
     } else if listing.rows.is_empty() {
         say_none(ctx, &registry);
     } else {
-        output::table(&mut out, &listing.rows, args.style())?;
+        out.lines(&output::table(&listing.rows, args.style()))?;
     }
     out.flush()?;
     Ok(Exit::Ok)
@@ -388,12 +368,12 @@ const TICK: Duration = Duration::from_millis(100);
 /// read (waybar, polybar, i3blocks, tmux).
 fn watch(ctx: &Ctx, args: &ListArgs, template: Option<&Template>) -> anyhow::Result<Exit> {
     let sub = signals::subscribe(&[SIGINT, SIGTERM])?;
-    let mut watcher = super::watch::start(ctx, None, args.all_profiles)?;
+    let (mut watcher, _) = super::watch::start(ctx, None, args.all_profiles)?;
     let lines = args.count || template.is_some();
-    let tty = std::io::stdout().is_terminal();
-    let mut out = std::io::stdout().lock();
+    let tty = output::stdout_is_terminal();
+    let mut out = output::stdout();
     let mut first = true;
-    let mut last: Option<String> = None;
+    let mut last: Option<output::Styled> = None;
     loop {
         let mut rows: Vec<Row> = watcher
             .live()
@@ -403,31 +383,36 @@ fn watch(ctx: &Ctx, args: &ListArgs, template: Option<&Template>) -> anyhow::Res
         args.sort(&mut rows);
         if lines {
             let line = match template {
-                Some(t) => rows
-                    .iter()
-                    .map(|r| t.render(r))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                None => rows.len().to_string(),
+                Some(t) => {
+                    let mut line = output::Styled::default();
+                    for (n, r) in rows.iter().enumerate() {
+                        if n > 0 {
+                            line = line.text(" ");
+                        }
+                        line = line.then(&t.render(r));
+                    }
+                    line
+                }
+                None => output::Styled::new(rows.len()),
             };
             if last.as_ref() != Some(&line) {
-                writeln!(out, "{line}")?;
+                out.line(&line)?;
                 last = Some(line);
             }
         } else {
             if tty {
                 // Home, clear screen: a plain redraw.
-                write!(out, "\x1b[H\x1b[2J")?;
+                out.clear_screen()?;
             } else if !first {
-                writeln!(out)?;
+                out.blank()?;
             }
-            output::table(&mut out, &rows, args.style())?;
+            out.lines(&output::table(&rows, args.style()))?;
         }
         first = false;
         out.flush()?;
         let drawn = std::time::Instant::now();
         loop {
-            if sub.rx.try_recv().is_ok() || reader_gone() {
+            if sub.rx.try_recv().is_ok() || output::reader_gone() {
                 return Ok(Exit::Ok);
             }
             // Redraw on events, and a table on a terminal every second as
@@ -439,19 +424,4 @@ fn watch(ctx: &Ctx, args: &ListArgs, template: Option<&Template>) -> anyhow::Res
             }
         }
     }
-}
-
-/// Whether stdout is a pipe whose reader has gone. A status bar that
-/// restarts closes its end and starts a new watcher; this one would only
-/// learn of it at its next write, which may be hours away.
-fn reader_gone() -> bool {
-    use rustix::event::{PollFd, PollFlags, Timespec, poll};
-    let stdout = std::io::stdout();
-    let mut fds = [PollFd::new(&stdout, PollFlags::empty())];
-    let now = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    matches!(poll(&mut fds, Some(&now)), Ok(n) if n > 0)
-        && fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP)
 }

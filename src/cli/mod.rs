@@ -10,12 +10,16 @@ pub mod exit;
 mod expire;
 mod help;
 mod hook;
+mod json;
 mod list;
 mod open;
-mod output;
+pub mod output;
 mod publish;
 mod refresh;
 mod run;
+// Setup still writes through its own handles, making each foreign field
+// safe where it writes it (`safe`).
+#[allow(clippy::disallowed_macros, clippy::disallowed_methods)]
 mod setup;
 mod show;
 mod signals;
@@ -27,8 +31,9 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 pub use exit::Exit;
-/// Every human-facing string from the directory passes this before printing.
-pub use presence::terminal_safe as safe;
+/// For `setup` alone: everything else prints through [`output`], which
+/// makes every string safe for a terminal.
+use presence::terminal_safe as safe;
 use presence::{LocalDirs, Profile, Registry, Selection};
 
 /// See each other's live sessions through a shared, synced directory.
@@ -137,6 +142,9 @@ fn long_version() -> &'static str {
 pub struct Ctx {
     pub global: Global,
     pub local: LocalDirs,
+    /// The profile, once resolved: the configuration file is read and
+    /// parsed once per command, however many parts of it ask.
+    profile: std::sync::OnceLock<Profile>,
 }
 
 impl Ctx {
@@ -158,11 +166,15 @@ impl Ctx {
         (self.global.profile == env_profile).then(|| dir.into())
     }
 
-    /// Resolves the profile through the one resolver.
+    /// Resolves the profile through the one resolver, the first time it is
+    /// asked for; after that, the same profile again.
     pub fn profile(&self) -> anyhow::Result<Profile> {
+        if let Some(profile) = self.profile.get() {
+            return Ok(profile.clone());
+        }
         let (profile, _) = Profile::resolve(&self.selection(), &self.local)
             .context("cannot load the configuration")?;
-        Ok(profile)
+        Ok(self.profile.get_or_init(|| profile).clone())
     }
 
     pub fn registry(&self) -> anyhow::Result<Registry> {
@@ -172,14 +184,14 @@ impl Ctx {
     /// A warning on stderr, unless `--quiet`.
     pub fn warn(&self, msg: impl std::fmt::Display) {
         if !self.global.quiet {
-            eprintln!("presence: warning: {}", safe(&msg.to_string()));
+            output::warning(msg);
         }
     }
 
     /// A detail on stderr, only with `--verbose`.
     pub fn detail(&self, msg: impl std::fmt::Display) {
         if self.global.verbose {
-            eprintln!("presence: {}", safe(&msg.to_string()));
+            output::notice(msg);
         }
     }
 }
@@ -194,6 +206,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     let ctx = Ctx {
         global: cli.global,
         local,
+        profile: std::sync::OnceLock::new(),
     };
     match cli.command {
         Command::Publish(a) => publish::run(&ctx, a),

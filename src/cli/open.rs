@@ -2,14 +2,15 @@
 //! handler for its scheme. The library builds the argv; this file picks
 //! the session, asks, prints or runs.
 
-use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::io::{BufRead as _, IsTerminal as _};
 
 use anyhow::Context as _;
 use clap::Args;
-use presence::open::{self, Handlers, Resolved, Target};
+use presence::open::{self, Target};
 use presence::{ListOptions, Row};
 
-use super::{Ctx, Exit, UsageError, output, safe};
+use super::output::{self, Styled};
+use super::{Ctx, Exit, UsageError};
 
 #[derive(Debug, Args)]
 pub struct OpenArgs {
@@ -25,16 +26,14 @@ pub struct OpenArgs {
 
 pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
     let registry = ctx.registry()?;
-    let handlers =
-        Handlers::load(&ctx.selection(), &ctx.local).context("cannot load the configuration")?;
     let profile = registry.profile();
     let now = presence::unix_now();
     let listing = registry
         .list(ListOptions::default(), now)
-        .with_context(|| format!("cannot read {}", super::list::dirs_shown(profile)))?;
-    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+        .with_context(|| format!("cannot read {}", output::dirs_shown(profile)))?;
+    let interactive = std::io::stdin().is_terminal() && output::stderr_is_terminal();
     let row = match &args.id {
-        Some(id) => match open::resolve(&listing.rows, id) {
+        Some(id) => match resolve(&listing.rows, id) {
             Resolved::One(row) => row,
             Resolved::None => {
                 let msg = format!(
@@ -42,17 +41,14 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
                      profile '{}'; `presence list` shows the live ones",
                     profile.name
                 );
-                eprintln!("presence: {}", safe(&msg));
+                output::notice(msg);
                 return Ok(Exit::Failure);
             }
             Resolved::Ambiguous(ids) => {
-                return Err(UsageError(
-                    safe(&format!(
-                        "'{id}' starts the ids of several sessions: {}; give more of one",
-                        ids.join(", ")
-                    ))
-                    .into_owned(),
-                )
+                return Err(UsageError(format!(
+                    "'{id}' starts the ids of several sessions: {}; give more of one",
+                    ids.join(", ")
+                ))
                 .into());
             }
         },
@@ -75,11 +71,14 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
         session_id: &r.session_id,
         opener: open::platform_opener(),
     };
-    let argv = open::argv(&r.endpoint, &handlers, target)
+    let argv = open::argv(&r.endpoint, &profile.open_handlers, target)
         .with_context(|| format!("cannot open session '{}'", r.session_id))?;
     let line = open::shell_line(&argv);
     if args.print {
-        writeln!(std::io::stdout().lock(), "{line}")?;
+        // The argv holds nothing the sanitizer escapes (`open` checks every
+        // part of it), and the quoting's backslashes must stay single for
+        // the line to run when pasted.
+        output::stdout().verbatim(&format!("{line}\n"))?;
         return Ok(Exit::Ok);
     }
     if !row.local && !args.yes {
@@ -89,23 +88,20 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
             format!("{} (device {})", r.host, r.device_id)
         };
         if !interactive {
-            return Err(UsageError(
-                safe(&format!(
-                    "session '{}' was published by another device, {whose}; pass --yes to \
+            return Err(UsageError(format!(
+                "session '{}' was published by another device, {whose}; pass --yes to \
                  open it without being asked (this is no terminal to ask on)",
-                    r.session_id
-                ))
-                .into_owned(),
-            )
+                r.session_id
+            ))
             .into());
         }
         let question = format!(
             "Session '{}' was published by another device, {whose}.\nOpen it by running: {line}",
             r.session_id
         );
-        eprintln!("{}", safe(&question));
+        output::eline(&Styled::new(question));
         if !yes(&ask("Open it? [y/N] ")?) {
-            eprintln!("presence: not opened");
+            output::notice("not opened");
             return Ok(Exit::Failure);
         }
     }
@@ -117,26 +113,22 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
 /// None when there are none or the answer names none.
 fn choose(rows: &[Row], now: f64) -> anyhow::Result<Option<&Row>> {
     if rows.is_empty() {
-        eprintln!("presence: no live sessions to open");
+        output::notice("no live sessions to open");
         return Ok(None);
     }
-    let mut table = Vec::new();
     let style = output::TableStyle {
-        width: terminal_size::terminal_size_of(std::io::stderr())
-            .map(|(w, _)| usize::from(w.0).saturating_sub(5)),
+        width: output::stderr_width().map(|w| w.saturating_sub(5)),
         color: false,
         header: true,
         now,
     };
-    output::table(&mut table, rows, style)?;
-    let mut err = std::io::stderr().lock();
-    for (n, line) in String::from_utf8_lossy(&table).lines().enumerate() {
-        match n {
-            0 => writeln!(err, "     {line}")?,
-            n => writeln!(err, "{n:>3}  {line}")?,
-        }
+    for (n, line) in output::table(rows, style).iter().enumerate() {
+        let number = match n {
+            0 => Styled::new("     "),
+            n => Styled::new(format_args!("{n:>3}  ")),
+        };
+        output::eline(&number.then(line));
     }
-    drop(err);
     let answer = ask(&format!("Open which session? [1-{}] ", rows.len()))?;
     let pick = answer
         .trim()
@@ -145,16 +137,14 @@ fn choose(rows: &[Row], now: f64) -> anyhow::Result<Option<&Row>> {
         .and_then(|n| n.checked_sub(1))
         .and_then(|i| rows.get(i));
     if pick.is_none() {
-        eprintln!("presence: no session chosen; not opened");
+        output::notice("no session chosen; not opened");
     }
     Ok(pick)
 }
 
 /// Asks on stderr and reads one line from stdin (empty at end of input).
 fn ask(prompt: &str) -> anyhow::Result<String> {
-    let mut err = std::io::stderr().lock();
-    write!(err, "{prompt}")?;
-    err.flush()?;
+    output::prompt(&Styled::new(prompt))?;
     let mut answer = String::new();
     std::io::stdin()
         .lock()
@@ -192,66 +182,14 @@ fn exec(argv: &[String]) -> Exit {
 }
 
 fn cannot_run(program: &str, err: &std::io::Error) -> Exit {
-    eprintln!(
-        "presence: error: cannot run {}: {err}",
-        safe(&open::shell_quote(program))
-    );
+    output::error(format_args!(
+        "cannot run {}: {err}",
+        open::shell_quote(program)
+    ));
     if err.kind() == std::io::ErrorKind::NotFound {
         Exit::NotFound
     } else {
         Exit::CannotRun
-    }
-}
-
-/// What the `--json` rows of `list`, `show` and `watch` say about opening a
-/// session: the argv `presence open` would run, or why it would not.
-pub struct Opener {
-    handlers: Handlers,
-    host: String,
-}
-
-/// A row as `--json` prints it: the row's fields, `open` (the argv, or
-/// null) and `open_error` (null, or why not).
-#[derive(serde::Serialize)]
-pub struct OpenRow<'a> {
-    #[serde(flatten)]
-    row: &'a Row,
-    open: Option<Vec<String>>,
-    open_error: Option<String>,
-}
-
-impl Opener {
-    pub fn new(ctx: &Ctx) -> anyhow::Result<Opener> {
-        let handlers = Handlers::load(&ctx.selection(), &ctx.local)
-            .context("cannot load the configuration")?;
-        let host = ctx.registry()?.host().to_string();
-        Ok(Opener { handlers, host })
-    }
-
-    pub fn row<'a>(&self, row: &'a Row) -> OpenRow<'a> {
-        let r = &row.record;
-        let argv = if row.live {
-            let target = Target {
-                this_host: &self.host,
-                session_id: &r.session_id,
-                opener: open::platform_opener(),
-            };
-            open::argv(&r.endpoint, &self.handlers, target).map_err(|e| e.to_string())
-        } else {
-            Err(format!("the session is not live ({})", row.state))
-        };
-        match argv {
-            Ok(argv) => OpenRow {
-                row,
-                open: Some(argv),
-                open_error: None,
-            },
-            Err(why) => OpenRow {
-                row,
-                open: None,
-                open_error: Some(why),
-            },
-        }
     }
 }
 
@@ -280,4 +218,114 @@ pub fn here_endpoint(host: &str) -> Option<String> {
     let parsed = open::Endpoint::parse(&endpoint).ok()?;
     parsed.tmux_session().ok()?;
     Some(endpoint)
+}
+
+/// Which live row an ID names.
+#[derive(Debug, PartialEq)]
+pub enum Resolved<'a> {
+    /// The newest record of the one session the ID names.
+    One(&'a Row),
+    /// No session id or key is, or starts with, the ID.
+    None,
+    /// The ID is a prefix of several sessions' ids: these.
+    Ambiguous(Vec<String>),
+}
+
+/// Resolves `id` among `rows`: a session id or key equal to it, else the one
+/// session whose id or key starts with it; the newest record (by
+/// `updated_at`) of that session.
+pub fn resolve<'a>(rows: &'a [Row], id: &str) -> Resolved<'a> {
+    if id.is_empty() {
+        return Resolved::None;
+    }
+    let newest = |matches: Vec<&'a Row>| {
+        matches.into_iter().reduce(|best, r| {
+            if r.record.updated_at.unwrap_or(f64::MIN) > best.record.updated_at.unwrap_or(f64::MIN)
+            {
+                r
+            } else {
+                best
+            }
+        })
+    };
+    let exact: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.record.session_id == id || r.record.session_key == id)
+        .collect();
+    if let Some(row) = newest(exact) {
+        return Resolved::One(row);
+    }
+    let prefixed: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.record.session_id.starts_with(id) || r.record.session_key.starts_with(id))
+        .collect();
+    let mut ids: Vec<String> = prefixed
+        .iter()
+        .map(|r| r.record.session_id.clone())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    match ids.len() {
+        0 => Resolved::None,
+        1 => newest(prefixed).map_or(Resolved::None, Resolved::One),
+        _ => Resolved::Ambiguous(ids),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(args: &[&str]) -> Vec<String> {
+        args.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn row(id: &str, key: &str, updated: f64) -> Row {
+        let mut record = presence::Record::new(id);
+        record.session_key = key.into();
+        record.updated_at = Some(updated);
+        Row {
+            record,
+            file: format!("{id}-{updated}.json"),
+            dir: None,
+            dir_index: 0,
+            live: true,
+            state: presence::State::Live,
+            local: false,
+            conflict_copy: false,
+            age_s: 0.0,
+            claimed_age_s: None,
+            expires_in_s: None,
+            superseded_by: None,
+            writer_offset_s: None,
+            lost_because: None,
+            redactions: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn resolution_by_id_key_and_unique_prefix() {
+        let rows = [
+            row("alpha-1", "k-a", 10.0),
+            row("alpha-1", "k-a", 20.0),
+            row("alpha-2", "k-b", 5.0),
+            row("beta", "alp", 1.0),
+        ];
+        let file = |r: Resolved<'_>| match r {
+            Resolved::One(row) => row.file.clone(),
+            other => format!("{other:?}"),
+        };
+        assert_eq!(file(resolve(&rows, "alpha-1")), "alpha-1-20.json");
+        assert_eq!(file(resolve(&rows, "k-b")), "alpha-2-5.json");
+        assert_eq!(file(resolve(&rows, "alpha-2")), "alpha-2-5.json");
+        // An exact key wins over ids it prefixes.
+        assert_eq!(file(resolve(&rows, "alp")), "beta-1.json");
+        assert_eq!(file(resolve(&rows, "be")), "beta-1.json");
+        assert_eq!(
+            resolve(&rows, "alpha"),
+            Resolved::Ambiguous(v(&["alpha-1", "alpha-2"]))
+        );
+        assert_eq!(resolve(&rows, "gamma"), Resolved::None);
+        assert_eq!(resolve(&rows, ""), Resolved::None);
+    }
 }

@@ -1,12 +1,263 @@
-//! Human output: relative times, color policy and the table that fits the
-//! terminal. JSON output is serde's, written by the subcommands.
+//! Everything the binary prints goes through here: this is the one file
+//! that holds stdout and stderr (clippy's `disallowed_macros` and
+//! `disallowed_methods`, set in clippy.toml, refuse `println!` and
+//! `std::io::stdout()` anywhere else).
+//!
+//! Human output is made of [`Styled`] text, whose only way in is the
+//! sanitizer ([`presence::terminal_safe`]): a field from the directory can
+//! reach a terminal only with its control and invisible characters shown as
+//! escapes. Our own colours are [`Paint`]s, added after the text is made
+//! safe. JSON goes through serde, which escapes control characters and keeps
+//! every value exact. Also here: relative times, the colour policy and the
+//! table that fits the terminal.
 
+// The one place that may print.
+#![allow(clippy::disallowed_macros, clippy::disallowed_methods)]
+
+use std::fmt::Display;
 use std::io::{self, IsTerminal, Write};
 
 use presence::Row;
+use presence::terminal_safe as safe;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use super::safe;
+/// A colour or weight of our own, written around text already made safe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paint {
+    Bold,
+    Dim,
+    Green,
+    Yellow,
+    Red,
+}
+
+impl Paint {
+    fn code(self) -> &'static str {
+        match self {
+            Paint::Bold => "\x1b[1m",
+            Paint::Dim => "\x1b[2m",
+            Paint::Green => "\x1b[32m",
+            Paint::Yellow => "\x1b[33m",
+            Paint::Red => "\x1b[31m",
+        }
+    }
+}
+
+const RESET: &str = "\x1b[0m";
+
+/// Text for a terminal. Whatever is added is made safe first; the only
+/// escapes in it are the [`Paint`]s it was given.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Styled(String);
+
+impl Styled {
+    /// `text`, made safe.
+    pub fn new(text: impl Display) -> Styled {
+        Styled::default().text(text)
+    }
+
+    /// Adds `text`, made safe.
+    pub fn text(mut self, text: impl Display) -> Styled {
+        self.push(text);
+        self
+    }
+
+    /// Adds `text`, made safe, in place.
+    pub fn push(&mut self, text: impl Display) {
+        let text = text.to_string();
+        self.0.push_str(&safe(&text));
+    }
+
+    /// Adds `text`, made safe, painted with `paint` (as it is, with none).
+    pub fn painted(mut self, paint: Option<Paint>, text: impl Display) -> Styled {
+        match paint {
+            Some(p) => {
+                self.0.push_str(p.code());
+                self.push(text);
+                self.0.push_str(RESET);
+            }
+            None => self.push(text),
+        }
+        self
+    }
+
+    /// Adds `other`, already safe.
+    pub fn then(mut self, other: &Styled) -> Styled {
+        self.0.push_str(&other.0);
+        self
+    }
+
+    /// Adds text the user typed among this command's own arguments (the
+    /// literal parts of a `--format` template, its `\t` and `\n` already
+    /// turned into a tab and a newline): theirs, printed as they typed it.
+    pub fn typed_by_user(&mut self, text: &str) {
+        self.0.push_str(text);
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Writes the text and a newline to `out`.
+    pub fn write_line(&self, out: &mut impl Write) -> io::Result<()> {
+        writeln!(out, "{}", self.0)
+    }
+}
+
+/// Standard output, locked: the only way to it.
+pub struct Out(io::StdoutLock<'static>);
+
+/// Standard output.
+pub fn stdout() -> Out {
+    Out(io::stdout().lock())
+}
+
+impl Out {
+    /// Writes `line` and a newline.
+    pub fn line(&mut self, line: &Styled) -> io::Result<()> {
+        line.write_line(&mut self.0)
+    }
+
+    /// Writes `text`, made safe, and a newline.
+    pub fn say(&mut self, text: impl Display) -> io::Result<()> {
+        self.line(&Styled::new(text))
+    }
+
+    /// Writes an empty line.
+    pub fn blank(&mut self) -> io::Result<()> {
+        writeln!(self.0)
+    }
+
+    /// Writes text this program made whole and that has no field of a
+    /// record in it as it is: a shell completion script, the configuration
+    /// printed as TOML (whose strings escape their control characters).
+    pub fn verbatim(&mut self, text: &str) -> io::Result<()> {
+        self.0.write_all(text.as_bytes())
+    }
+
+    /// Writes `value` as pretty JSON and a newline.
+    pub fn json(&mut self, value: &impl serde::Serialize) -> anyhow::Result<()> {
+        write_json(&mut self.0, value)
+    }
+
+    /// Writes `value` as one line of JSON (NDJSON).
+    pub fn json_line(&mut self, value: &impl serde::Serialize) -> anyhow::Result<()> {
+        serde_json::to_writer(&mut self.0, value).map_err(json_error)?;
+        writeln!(self.0)?;
+        Ok(())
+    }
+
+    /// A JSON array written one element at a time, each on its own line.
+    pub fn json_array(&mut self) -> io::Result<JsonArray<'_>> {
+        let mut w = io::BufWriter::with_capacity(1 << 16, &mut self.0);
+        w.write_all(b"[")?;
+        Ok(JsonArray { w, first: true })
+    }
+
+    /// Moves the cursor home and clears the screen, for a redraw.
+    pub fn clear_screen(&mut self) -> io::Result<()> {
+        write!(self.0, "\x1b[H\x1b[2J")
+    }
+
+    /// Writes `lines`, each and a newline.
+    pub fn lines(&mut self, lines: &[Styled]) -> io::Result<()> {
+        for line in lines {
+            self.line(line)?;
+        }
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// See [`Out::json_array`].
+pub struct JsonArray<'a> {
+    w: io::BufWriter<&'a mut io::StdoutLock<'static>>,
+    first: bool,
+}
+
+impl JsonArray<'_> {
+    /// Writes the next element.
+    pub fn push(&mut self, value: &impl serde::Serialize) -> io::Result<()> {
+        let sep: &[u8] = if self.first { b"\n" } else { b",\n" };
+        self.first = false;
+        self.w.write_all(sep)?;
+        serde_json::to_writer(&mut self.w, value).map_err(io::Error::from)
+    }
+
+    /// Ends the array.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.w
+            .write_all(if self.first { b"]\n" } else { b"\n]\n" })?;
+        self.w.flush()
+    }
+}
+
+/// Writes `line` and a newline on stderr.
+pub fn eline(line: &Styled) {
+    let _ = line.write_line(&mut io::stderr().lock());
+}
+
+/// `presence: TEXT` on stderr, the text made safe.
+pub fn notice(text: impl Display) {
+    eline(&Styled::new(format_args!("presence: {text}")));
+}
+
+/// `presence: warning: TEXT` on stderr.
+pub fn warning(text: impl Display) {
+    eline(&Styled::new(format_args!("presence: warning: {text}")));
+}
+
+/// `presence: error: TEXT` on stderr.
+pub fn error(text: impl Display) {
+    eline(&Styled::new(format_args!("presence: error: {text}")));
+}
+
+/// Asks `prompt` (made safe) on stderr, with no newline, and flushes.
+pub fn prompt(prompt: &Styled) -> io::Result<()> {
+    let mut err = io::stderr().lock();
+    write!(err, "{}", prompt.as_str())?;
+    err.flush()
+}
+
+/// Whether stdout is a terminal.
+pub fn stdout_is_terminal() -> bool {
+    io::stdout().is_terminal()
+}
+
+/// Whether stderr is a terminal.
+pub fn stderr_is_terminal() -> bool {
+    io::stderr().is_terminal()
+}
+
+/// The terminal width of stderr, if it is a terminal.
+pub fn stderr_width() -> Option<usize> {
+    terminal_size::terminal_size_of(io::stderr()).map(|(w, _)| usize::from(w.0))
+}
+
+/// Whether stdout is a pipe whose reader has gone. A status bar that
+/// restarts closes its end and starts a new watcher; this one would only
+/// learn of it at its next write, which may be hours away.
+pub fn reader_gone() -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let stdout = io::stdout();
+    let mut fds = [PollFd::new(&stdout, PollFlags::empty())];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    matches!(poll(&mut fds, Some(&now)), Ok(n) if n > 0)
+        && fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP)
+}
+
+fn json_error(e: serde_json::Error) -> anyhow::Error {
+    match e.io_error_kind() {
+        Some(kind) => anyhow::Error::from(io::Error::new(kind, e)),
+        None => anyhow::Error::from(e),
+    }
+}
 
 /// `--color`: when to colour human output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -68,15 +319,29 @@ pub fn short_duration(secs: f64) -> String {
 
 /// Writes `value` as pretty JSON and a newline, streamed through a buffer.
 /// A closed pipe surfaces as the plain `io::Error` it is.
-pub fn write_json(out: &mut impl Write, value: &impl serde::Serialize) -> anyhow::Result<()> {
+fn write_json(out: &mut impl Write, value: &impl serde::Serialize) -> anyhow::Result<()> {
     let mut w = io::BufWriter::with_capacity(1 << 16, out);
-    serde_json::to_writer_pretty(&mut w, value).map_err(|e| match e.io_error_kind() {
-        Some(kind) => anyhow::Error::from(io::Error::new(kind, e)),
-        None => anyhow::Error::from(e),
-    })?;
+    serde_json::to_writer_pretty(&mut w, value).map_err(json_error)?;
     w.write_all(b"\n")?;
     w.flush()?;
     Ok(())
+}
+
+/// The directories a profile reads, for messages: `dir`, or each of them
+/// joined by `, `.
+pub fn dirs_shown(profile: &presence::Profile) -> String {
+    profile
+        .dirs
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A session id as an error message names it: redacted, since the id may be
+/// the very credential a publish was refused for.
+pub fn id_in_error(id: &str) -> String {
+    presence::redact_text(id).0
 }
 
 /// "12s ago" for a past age, "in 12s" for a time to come.
@@ -139,16 +404,6 @@ pub fn up_s(row: &Row, now: f64) -> Option<f64> {
     Some((now - started).max(0.0))
 }
 
-/// The client, or the source for a record that names no client.
-pub fn client_of(row: &Row) -> &str {
-    let r = &row.record;
-    if r.client.is_empty() {
-        &r.source
-    } else {
-        &r.client
-    }
-}
-
 fn cells(row: &Row, now: f64) -> [String; 9] {
     let r = &row.record;
     let session = format!(
@@ -167,7 +422,7 @@ fn cells(row: &Row, now: f64) -> [String; 9] {
     [
         session,
         safe(&r.status).into_owned(),
-        safe(client_of(row)).into_owned(),
+        safe(r.client_or_source()).into_owned(),
         safe(&r.host).into_owned(),
         safe(&r.profile).into_owned(),
         up_s(row, now).map_or_else(String::new, short_duration),
@@ -250,41 +505,41 @@ pub struct TableStyle {
     pub now: f64,
 }
 
-/// Writes the table.
-pub fn table(out: &mut impl Write, rows: &[Row], style: TableStyle) -> io::Result<()> {
+/// The table's lines (the header first, unless left out) of `rows`.
+pub fn table(rows: &[Row], style: TableStyle) -> Vec<Styled> {
     let lines: Vec<TableLine> = rows.iter().map(|r| TableLine::of(r, style.now)).collect();
-    table_lines(out, &lines, style)
+    table_lines(&lines, style)
 }
 
-/// What the table shows of one row: its cells and its colour. A listing
-/// that streams its rows keeps only these, not the rows.
+/// What the table shows of one row: its cells, made safe, and its colour.
+/// A listing that streams its rows keeps only these, not the rows.
 pub struct TableLine {
     cells: [String; 9],
-    color: &'static str,
+    paint: Option<Paint>,
 }
 
 impl TableLine {
     /// The line of `row` at `now`.
     pub fn of(row: &Row, now: f64) -> TableLine {
-        let color = if !row.live {
-            "\x1b[2m"
+        let paint = if !row.live {
+            Some(Paint::Dim)
         } else {
             match row.record.status.as_str() {
-                "working" | "busy" | "running" => "\x1b[32m",
-                "waiting" | "blocked" => "\x1b[33m",
-                "error" | "failed" => "\x1b[31m",
-                _ => "",
+                "working" | "busy" | "running" => Some(Paint::Green),
+                "waiting" | "blocked" => Some(Paint::Yellow),
+                "error" | "failed" => Some(Paint::Red),
+                _ => None,
             }
         };
         TableLine {
             cells: cells(row, now),
-            color,
+            paint,
         }
     }
 }
 
 /// [`table`] of lines made with [`TableLine::of`].
-pub fn table_lines(out: &mut impl Write, lines: &[TableLine], style: TableStyle) -> io::Result<()> {
+pub fn table_lines(lines: &[TableLine], style: TableStyle) -> Vec<Styled> {
     let texts: Vec<&[String; 9]> = lines.iter().map(|l| &l.cells).collect();
     let cols = layout(&texts, style.width);
     let line = |cells: &[String; 9]| -> String {
@@ -298,23 +553,20 @@ pub fn table_lines(out: &mut impl Write, lines: &[TableLine], style: TableStyle)
         }
         s.trim_end().to_string()
     };
+    // The cells are safe already (`cells`), the headers are ours: the
+    // lines are made whole here, and only painted.
+    let paint = |p: Option<Paint>, text: String| match p.filter(|_| style.color) {
+        Some(p) => Styled(format!("{}{text}{RESET}", p.code())),
+        None => Styled(text),
+    };
+    let mut out = Vec::with_capacity(lines.len() + 1);
     if style.header {
-        let header = line(&HEADERS.map(String::from));
-        if style.color {
-            writeln!(out, "\x1b[1m{header}\x1b[0m")?;
-        } else {
-            writeln!(out, "{header}")?;
-        }
+        out.push(paint(Some(Paint::Bold), line(&HEADERS.map(String::from))));
     }
     for l in lines {
-        let text = line(&l.cells);
-        if !style.color || l.color.is_empty() {
-            writeln!(out, "{text}")?;
-        } else {
-            writeln!(out, "{}{text}\x1b[0m", l.color)?;
-        }
+        out.push(paint(l.paint, line(&l.cells)));
     }
-    Ok(())
+    out
 }
 
 /// The terminal width of stdout, if it is a terminal.

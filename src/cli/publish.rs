@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -183,7 +182,7 @@ pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<Exit> {
             // The id may be the very credential the publish was refused for.
             format!(
                 "cannot publish session '{}' in {}",
-                presence::redact_text(&req.session_id).0,
+                super::output::id_in_error(&req.session_id),
                 dir.display()
             )
         })?;
@@ -193,19 +192,18 @@ pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<Exit> {
     for w in &published.warnings {
         ctx.warn(w);
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = super::output::stdout();
     if cmd.json {
-        super::output::write_json(&mut out, &published.record)?;
+        out.json(&published.record)?;
     } else if !ctx.global.quiet {
         let r = &published.record;
-        let ttl = r.expires_at.zip(r.updated_at).map_or(0.0, |(e, u)| e - u);
         let msg = format!(
             "published {} ({}, live for {}s unless refreshed)",
             r.session_id,
             published.path.display(),
-            ttl.round()
+            published.ttl_s().round()
         );
-        writeln!(out, "{}", super::safe(&msg))?;
+        out.say(msg)?;
     }
     Ok(Exit::Ok)
 }

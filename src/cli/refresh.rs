@@ -2,7 +2,6 @@
 //! systemd timer), or a loop with `--every` until SIGINT/SIGTERM.
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
@@ -61,7 +60,7 @@ fn pass(registries: &[Registry], any_label: bool) -> anyhow::Result<RefreshOutco
 }
 
 fn report(ctx: &Ctx, json: bool, out: &RefreshOutcome) -> anyhow::Result<()> {
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = super::output::stdout();
     if json {
         let line = serde_json::json!({
             "refreshed": out.refreshed.len(),
@@ -71,7 +70,7 @@ fn report(ctx: &Ctx, json: bool, out: &RefreshOutcome) -> anyhow::Result<()> {
             "refreshed_files": out.refreshed,
             "cleared_files": out.cleared,
         });
-        writeln!(stdout, "{line}")?;
+        stdout.json_line(&line)?;
     } else if !ctx.global.quiet {
         let mut line = format!(
             "refreshed {}, cleared {}, left {}",
@@ -82,7 +81,7 @@ fn report(ctx: &Ctx, json: bool, out: &RefreshOutcome) -> anyhow::Result<()> {
         if out.changed > 0 {
             line.push_str(&format!(", {} changed meanwhile", out.changed));
         }
-        writeln!(stdout, "{line}")?;
+        stdout.say(line)?;
         for f in &out.cleared {
             ctx.detail(format_args!("cleared {f}: its owner process is gone"));
         }

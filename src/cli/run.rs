@@ -19,7 +19,7 @@ use clap::Args;
 use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
 
 use super::publish::FieldArgs;
-use super::{Ctx, Exit, safe, signals};
+use super::{Ctx, Exit, output, signals};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -66,14 +66,14 @@ pub fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<Exit> {
                 _ => (Exit::CannotRun, source.to_string()),
             };
             let msg = format!("cannot run '{program}': {why}; nothing was published");
-            eprintln!("presence: error: {}", safe(&msg));
+            output::error(msg);
             return Ok(exit);
         }
         Err(e) => {
             return Err(e).with_context(|| {
                 format!(
                     "cannot publish session '{}' in {}",
-                    presence::redact_text(&req.session_id).0,
+                    output::id_in_error(&req.session_id),
                     dir.display()
                 )
             });

@@ -1,7 +1,5 @@
 //! `presence show ID`: the newest record of one session, live or not.
 
-use std::io::Write;
-
 use anyhow::Context as _;
 use clap::Args;
 
@@ -21,16 +19,16 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<Exit> {
     let profile = registry.profile();
     let found = registry
         .show(&args.id, presence::unix_now())
-        .with_context(|| format!("cannot read {}", super::list::dirs_shown(profile)))?;
+        .with_context(|| format!("cannot read {}", super::output::dirs_shown(profile)))?;
     let Some((row, others)) = found else {
         let msg = format!(
             "no record with session id or key '{}' in profile '{}' ({}); \
              `presence list --all --all-profiles` shows every record",
             args.id,
             profile.name,
-            super::list::dirs_shown(profile)
+            super::output::dirs_shown(profile)
         );
-        eprintln!("presence: {}", super::safe(&msg));
+        output::notice(msg);
         return Ok(Exit::Failure);
     };
     if others > 0 {
@@ -40,10 +38,10 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<Exit> {
             args.id
         ));
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = output::stdout();
     if args.json {
-        let opener = super::open::Opener::new(ctx)?;
-        super::output::write_json(&mut out, &opener.row(&row))?;
+        let opener = super::json::Opener::new(&registry);
+        out.json(&opener.row(&row))?;
         return Ok(Exit::Ok);
     }
     let r = &row.record;
@@ -51,7 +49,7 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<Exit> {
         if v.is_empty() {
             Ok(())
         } else {
-            writeln!(out, "{:<12} {}", super::safe(k), super::safe(v))
+            out.line(&output::Styled::new(format_args!("{k:<12} ")).text(v))
         }
     };
     let state = if row.live {

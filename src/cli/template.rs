@@ -1,12 +1,13 @@
 //! `list --format TEMPLATE`: `{field}` placeholders with the names of the
 //! `list --json` fields, `{metadata.KEY}` for one metadata entry; `{{` and
 //! `}}` stand for braces, `\t`, `\n` and `\\` for a tab, a newline and a
-//! backslash. Every value is printed through [`safe`], so a tab or a
+//! backslash. Every value is made safe ([`Styled`]), so a tab or a
 //! newline in the output only ever comes from the template itself.
 
 use presence::Row;
 
-use super::{UsageError, safe};
+use super::UsageError;
+use super::output::Styled;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Part {
@@ -100,24 +101,24 @@ impl Template {
         Ok(Template(parts))
     }
 
-    pub fn render(&self, row: &Row) -> String {
+    pub fn render(&self, row: &Row) -> Styled {
         let value = if self.0.iter().any(|p| matches!(p, Part::Field(_))) {
             serde_json::to_value(row).unwrap_or_default()
         } else {
             serde_json::Value::Null
         };
-        let mut out = String::new();
+        let mut out = Styled::default();
         for part in &self.0 {
             match part {
-                Part::Text(t) => out.push_str(t),
+                Part::Text(t) => out.typed_by_user(t),
                 Part::Field(f) => match value.get(f) {
-                    Some(serde_json::Value::String(s)) => out.push_str(&safe(s)),
+                    Some(serde_json::Value::String(s)) => out.push(s),
                     Some(serde_json::Value::Null) | None => {}
-                    Some(other) => out.push_str(&safe(&other.to_string())),
+                    Some(other) => out.push(other),
                 },
                 Part::Meta(key) => {
                     if let Some(v) = row.record.metadata.get(key) {
-                        out.push_str(&safe(v));
+                        out.push(v);
                     }
                 }
             }
@@ -161,7 +162,7 @@ mod tests {
     #[test]
     fn renders_fields_and_braces() {
         let t = Template::parse("{client}@{host} {{{title}}} #{seq} {ended_at}|").unwrap();
-        assert_eq!(t.render(&row()), "gateway@laptop {Fix {it}} #3 |");
+        assert_eq!(t.render(&row()).as_str(), "gateway@laptop {Fix {it}} #3 |");
     }
 
     #[test]
@@ -196,9 +197,9 @@ mod tests {
     fn metadata_keys_and_escapes() {
         let t =
             Template::parse("{session_id}\\t{metadata.branch}|{metadata.none}|\\\\\\n").unwrap();
-        assert_eq!(t.render(&row()), "s1\tmain||\\\n");
+        assert_eq!(t.render(&row()).as_str(), "s1\tmain||\\\n");
         // A value from another device is escaped like every field.
         let t = Template::parse("{metadata.evil}").unwrap();
-        assert_eq!(t.render(&row()), "\\e]52;c;QQ==\\x07");
+        assert_eq!(t.render(&row()).as_str(), "\\e]52;c;QQ==\\x07");
     }
 }

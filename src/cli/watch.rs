@@ -1,7 +1,6 @@
 //! `presence watch`: an event stream. The library's watcher computes the
 //! events; this file only prints them. (`list --watch` is in `list.rs`.)
 
-use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -9,7 +8,9 @@ use clap::Args;
 use presence::{Event, MIN_POLL, Registry, Row, WatchOptions, Watcher};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
-use super::{Ctx, Exit, safe, signals};
+use super::json::{Opener, WatchEvent};
+use super::output::{self, Out, Styled};
+use super::{Ctx, Exit, signals};
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
@@ -43,54 +44,46 @@ fn poll_interval(text: &str) -> Result<Duration, String> {
 /// How long the main loop blocks before it looks for a signal.
 const TICK: Duration = Duration::from_millis(100);
 
-pub fn start(ctx: &Ctx, poll: Option<Duration>, all_profiles: bool) -> anyhow::Result<Watcher> {
+/// The watcher of the profile's directories, and the opener of its rows
+/// for `--json`.
+pub fn start(
+    ctx: &Ctx,
+    poll: Option<Duration>,
+    all_profiles: bool,
+) -> anyhow::Result<(Watcher, Opener)> {
     let registry: Registry = ctx.registry()?;
-    let dir = super::list::dirs_shown(registry.profile());
+    let opener = Opener::new(&registry);
+    let dir = super::output::dirs_shown(registry.profile());
     let mut opts = WatchOptions::default();
     opts.poll = poll;
     opts.all_profiles = all_profiles;
-    Watcher::new(registry, opts, presence::unix_now())
-        .with_context(|| format!("cannot watch {dir}"))
+    let watcher = Watcher::new(registry, opts, presence::unix_now())
+        .with_context(|| format!("cannot watch {dir}"))?;
+    Ok((watcher, opener))
 }
 
 struct Printer {
     /// With `--json`: what each row says about opening it.
-    json: Option<super::open::Opener>,
+    json: Option<Opener>,
     seq: u64,
     epoch: String,
 }
 
 impl Printer {
-    fn line(
-        &mut self,
-        out: &mut impl Write,
-        event: &str,
-        row: &Row,
-        extra: Extra,
-    ) -> anyhow::Result<()> {
+    fn line(&mut self, out: &mut Out, event: &str, row: &Row, extra: Extra) -> anyhow::Result<()> {
         self.seq += 1;
         if let Some(opener) = &self.json {
-            let mut v = serde_json::json!({
-                "event": event,
-                "seq": self.seq,
-                "epoch": self.epoch,
-                "time": presence::unix_now(),
-                "record": opener.row(row),
-            });
+            let mut v = WatchEvent::new(event, self.seq, &self.epoch, presence::unix_now())
+                .record(opener.row(row))?;
             match extra {
-                Extra::Initial => v["initial"] = true.into(),
-                Extra::Reason(r) => v["reason"] = serde_json::to_value(r)?,
-                Extra::Changed(c) => v["changed"] = serde_json::to_value(c)?,
+                Extra::Initial => v.initial = Some(true),
+                Extra::Reason(r) => v.reason = Some(r),
+                Extra::Changed(c) => v.changed = Some(c),
                 Extra::None => {}
             }
-            writeln!(out, "{v}")?;
+            out.json_line(&v)?;
         } else {
             let r = &row.record;
-            let client = if r.client.is_empty() {
-                &r.source
-            } else {
-                &r.client
-            };
             let what = match extra {
                 Extra::Reason(reason) => format!(
                     "down ({})",
@@ -99,50 +92,48 @@ impl Printer {
                 Extra::Changed(c) => format!("update ({})", c.join(", ")),
                 _ => event.to_string(),
             };
-            writeln!(
-                out,
-                "{}  {:<16} {}{}  {}@{}  {}  {}",
+            let line = Styled::new(format_args!(
+                "{}  {:<16} {}",
                 chrono::Local::now().format("%H:%M:%S"),
                 what,
                 if row.local { "*" } else { "" },
-                safe(&r.session_id),
-                safe(client),
-                safe(&r.host),
-                safe(&r.status),
-                safe(&r.title)
-            )?;
+            ))
+            .text(&r.session_id)
+            .text("  ")
+            .text(r.client_or_source())
+            .text("@")
+            .text(&r.host)
+            .text("  ")
+            .text(&r.status)
+            .text("  ")
+            .text(&r.title);
+            out.line(&line)?;
         }
         out.flush()?;
         Ok(())
     }
 
     /// The initial live set is complete: `count` sessions, all printed.
-    fn ready(&mut self, out: &mut impl Write, count: usize) -> anyhow::Result<()> {
+    fn ready(&mut self, out: &mut Out, count: usize) -> anyhow::Result<()> {
         self.seq += 1;
         if self.json.is_some() {
-            let v = serde_json::json!({
-                "event": "ready",
-                "seq": self.seq,
-                "epoch": self.epoch,
-                "time": presence::unix_now(),
-                "count": count,
-            });
-            writeln!(out, "{v}")?;
+            let mut v = WatchEvent::new("ready", self.seq, &self.epoch, presence::unix_now());
+            v.count = Some(count);
+            out.json_line(&v)?;
         } else {
             // A person sees "nothing live" rather than a blank screen that
             // might still be loading.
-            writeln!(
-                out,
+            out.say(format_args!(
                 "{}  {:<16} {count} live",
                 chrono::Local::now().format("%H:%M:%S"),
                 "ready"
-            )?;
+            ))?;
         }
         out.flush()?;
         Ok(())
     }
 
-    fn event(&mut self, out: &mut impl Write, e: &Event) -> anyhow::Result<()> {
+    fn event(&mut self, out: &mut Out, e: &Event) -> anyhow::Result<()> {
         match e {
             Event::Up(row) => self.line(out, "up", row, Extra::None),
             Event::Update { row, changed } => {
@@ -173,16 +164,13 @@ fn epoch() -> String {
 
 pub fn run(ctx: &Ctx, args: WatchArgs) -> anyhow::Result<Exit> {
     let sub = signals::subscribe(&[SIGINT, SIGTERM])?;
-    let mut watcher = start(ctx, args.poll, args.all_profiles)?;
+    let (mut watcher, opener) = start(ctx, args.poll, args.all_profiles)?;
     let mut p = Printer {
-        json: args
-            .json
-            .then(|| super::open::Opener::new(ctx))
-            .transpose()?,
+        json: args.json.then_some(opener),
         seq: 0,
         epoch: epoch(),
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = output::stdout();
     for e in watcher.initial_events() {
         match &e {
             Event::Up(row) => p.line(&mut out, "up", row, Extra::Initial)?,

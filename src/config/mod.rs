@@ -100,6 +100,8 @@ pub struct Profile {
     /// except in Hermes Agent's own local presence directory, where removing
     /// Hermes' records is Hermes' job.
     pub expires_others: bool,
+    /// The `[open.handlers.SCHEME]` tables in force, checked.
+    pub open_handlers: crate::open::Handlers,
 }
 
 impl Profile {
@@ -196,6 +198,7 @@ impl Config {
             expires_others,
             label,
             show,
+            open_handlers: self.open_handlers.clone(),
         })
     }
 

@@ -299,6 +299,14 @@ pub struct Published {
     pub warnings: Vec<String>,
 }
 
+impl Published {
+    /// How long the record lives unless refreshed, seconds: its ttl as every
+    /// reader takes it (clamped, see `liveness::record_ttl`).
+    pub fn ttl_s(&self) -> f64 {
+        crate::liveness::record_ttl(&self.record)
+    }
+}
+
 impl Registry {
     /// This device's default instance id: `<host>-<first 8 chars of device
     /// id>`, with `-<label>` appended for labels other than `default`, so that

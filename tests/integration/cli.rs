@@ -934,3 +934,79 @@ fn on_a_terminal_the_table_fits_and_is_colored_unless_no_color() {
     assert!(!plain.contains('\x1b'), "{plain:?}");
     assert!(plain.starts_with("SESSION"), "{plain:?}");
 }
+
+/// How many times `presence ARGS` opens the configuration file, counted by
+/// strace(1). `until`: for a command that runs until stopped, the line of
+/// its stdout after which it is interrupted (SIGTERM).
+fn config_opens(d: &Device, args: &str, until: Option<&str>) -> usize {
+    use std::io::BufRead as _;
+    let log = d.root.join("strace.log");
+    let pidfile = d.root.join("strace.pid");
+    let _ = std::fs::remove_file(&pidfile);
+    let shell = format!("echo $$ > \"{}\"; exec presence {args}", pidfile.display());
+    let mut child = d
+        .program(require_tool("strace"))
+        .args(["-f", "-qq", "-e", "trace=open,openat", "-o"])
+        .arg(&log)
+        .args([
+            require_tool("bash").as_os_str(),
+            "-c".as_ref(),
+            shell.as_ref(),
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    if let Some(until) = until {
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        loop {
+            match lines.next() {
+                Some(Ok(line)) if line.contains(until) => break,
+                Some(Ok(_)) => {}
+                other => panic!("presence {args} ended before {until}: {other:?}"),
+            }
+        }
+        let pid = std::fs::read_to_string(&pidfile).unwrap();
+        assert!(kill("-TERM", &[pid.trim()]), "kill presence {args}");
+    } else {
+        std::io::copy(&mut { stdout }, &mut std::io::sink()).unwrap();
+    }
+    assert!(child.wait().unwrap().success(), "strace presence {args}");
+    let config = d.config_path().display().to_string();
+    std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(&format!("\"{config}\"")))
+        .count()
+}
+
+#[test]
+fn each_command_reads_the_configuration_once() {
+    let w = World::new();
+    let a = w.device("a");
+    a.write_config(&format!(
+        "[profiles.default]\ndir = \"{}\"\n\n[open.handlers.ssh]\ncommand = [\"ssh\", \"{{host}}\"]\n",
+        w.shared().display()
+    ));
+    a.publish("s1", &["--endpoint", "ssh://host1/a"]);
+    // The rows' `open` comes from the file's handlers, read with the profile.
+    let rows: serde_json::Value = a.json(&["list", "--json"]);
+    assert_eq!(rows[0]["open"], json!(["ssh", "host1"]));
+    for args in [
+        "list",
+        "list --json",
+        "list --all --json",
+        "show s1",
+        "show s1 --json",
+        "devices",
+    ] {
+        assert_eq!(config_opens(&a, args, None), 1, "presence {args}");
+    }
+    assert_eq!(
+        config_opens(&a, "watch --json", Some("\"event\":\"ready\"")),
+        1,
+        "presence watch --json"
+    );
+}

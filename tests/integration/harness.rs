@@ -197,6 +197,7 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("sleep", "coreutils"),
     ("bash", "bash"),
     ("tmux", "tmux"),
+    ("strace", "strace"),
 ];
 
 /// Fails the test because `what` is missing: a test that needs a tool never

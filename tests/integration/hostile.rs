@@ -447,3 +447,79 @@ fn tombstones_hide_from_expires_at_readers_and_empty_label_is_default() {
     let rows = a.list(&[]);
     assert_eq!(sessions(&rows), ["h.new.json"]);
 }
+
+/// A record whose id, host and title carry escape sequences shows them
+/// escaped exactly once (`\e`, never the byte, never `\\e`) in every human
+/// output: the table, show, devices, watch, clear's message and errors.
+#[test]
+fn hostile_fields_are_escaped_once_in_every_human_output() {
+    let w = World::new();
+    let a = w.device("a");
+    let t = now();
+    let id = "s\x1b[31mred";
+    write_record(
+        &w.shared(),
+        "planted.json",
+        &json!({
+            "version": 1, "session_id": id, "session_key": id, "status": "idle",
+            "title": "t\x1b]0;pwned\x07", "host": "h\x1b[2J", "client": "c",
+            "instance_id": "i", "device_id": "d\x1b[1mdevice", "profile": "default",
+            "updated_at": t, "expires_at": t + 90.0, "started_at": t,
+        }),
+    );
+    let clean = |what: &str, text: &str, shown: &[&str]| {
+        assert!(
+            !text.contains('\x1b') && !text.contains('\x07'),
+            "{what}: {text:?}"
+        );
+        assert!(!text.contains("\\\\e"), "{what} escaped twice: {text:?}");
+        for s in shown {
+            assert!(text.contains(s), "{what}: no {s:?} in {text:?}");
+        }
+    };
+    let list = a.run(&["list"]).success();
+    clean(
+        "list",
+        &list.stdout,
+        &["s\\e[31mred", "h\\e[2J", "t\\e]0;pwned\\x07"],
+    );
+    let show = a.run(&["show", id]).success();
+    clean(
+        "show",
+        &show.stdout,
+        &["s\\e[31mred", "h\\e[2J", "t\\e]0;pwned\\x07"],
+    );
+    let devices = a.run(&["devices"]).success();
+    clean("devices", &devices.stdout, &["d\\e[1md", "h\\e[2J"]);
+    let missing = a.run(&["show", "x\x1b[31m"]);
+    clean("show's error", &missing.stderr, &["x\\e[31m"]);
+    let open = a.run(&["open", "--print", "s\x1b"]);
+    clean("open's error", &open.stderr, &["s\\e"]);
+    let clear = a.run(&["clear", "--session", id]).success();
+    clean("clear", &clear.stderr, &["s\\e[31mred"]);
+    // Watch until its initial set is out (`ready`), then stop it.
+    let mut watch = a
+        .program(require_tool("timeout"))
+        .args(["-s", "TERM", "600"])
+        .arg(env!("CARGO_BIN_EXE_presence"))
+        .arg("watch")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = String::new();
+    for line in std::io::BufRead::lines(std::io::BufReader::new(watch.stdout.take().unwrap())) {
+        let line = line.unwrap();
+        out.push_str(&line);
+        out.push('\n');
+        if line.contains(" ready ") {
+            break;
+        }
+    }
+    assert!(kill("-TERM", &[&watch.id().to_string()]), "stop watch");
+    watch.wait().unwrap();
+    clean(
+        "watch",
+        &out,
+        &["s\\e[31mred", "c@h\\e[2J", "t\\e]0;pwned\\x07"],
+    );
+}

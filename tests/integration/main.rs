@@ -1,5 +1,7 @@
 //! One integration test binary driving the real `presence` executable.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// Tests print what they measured and drive terminals of their own.
+#![allow(clippy::disallowed_macros, clippy::disallowed_methods)]
 
 mod harness;
 

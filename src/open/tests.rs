@@ -1,0 +1,410 @@
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+
+use super::argv::shell_safe;
+use super::*;
+
+const HERE: Target<'static> = Target {
+    this_host: "laptop",
+    session_id: "s-1",
+    opener: "xdg-open",
+};
+
+fn builtin(endpoint: &str) -> Result<Vec<String>, OpenError> {
+    argv(endpoint, &Handlers::default(), HERE)
+}
+
+fn v(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
+}
+
+/// The part an error names, or the variant's name.
+fn field(e: &OpenError) -> &'static str {
+    match e {
+        OpenError::Invalid { field, .. } => field,
+        OpenError::NoEndpoint => "<none>",
+        OpenError::Redacted => "<redacted>",
+        OpenError::UnknownScheme { .. } => "<scheme>",
+        OpenError::Template { .. } => "<template>",
+    }
+}
+
+#[test]
+fn builtin_handlers() {
+    let cases: &[(&str, &[&str])] = &[
+        ("tmux://laptop/work", &["tmux", "attach", "-t", "work"]),
+        (
+            "tmux://LAPTOP.local/work",
+            &["tmux", "attach", "-t", "work"],
+        ),
+        ("tmux://localhost/w-2", &["tmux", "attach", "-t", "w-2"]),
+        ("tmux://laptop/work:1", &["tmux", "attach", "-t", "work:1"]),
+        (
+            "tmux://laptop/work:1.0",
+            &["tmux", "attach", "-t", "work:1.0"],
+        ),
+        (
+            "tmux://desk/work",
+            &["ssh", "-t", "--", "desk", "tmux", "attach", "-t", "work"],
+        ),
+        (
+            "tmux://bob@laptop:2222/work",
+            &[
+                "ssh",
+                "-t",
+                "-p",
+                "2222",
+                "--",
+                "bob@laptop",
+                "tmux",
+                "attach",
+                "-t",
+                "work",
+            ],
+        ),
+        ("ssh://desk", &["ssh", "-t", "--", "desk"]),
+        (
+            "ssh://alice@desk:22/",
+            &["ssh", "-t", "-p", "22", "--", "alice@desk"],
+        ),
+        (
+            "ssh://desk/srv/app",
+            &[
+                "ssh",
+                "-t",
+                "--",
+                "desk",
+                "cd -- /srv/app && exec \"${SHELL:-/bin/sh}\" -l",
+            ],
+        ),
+        (
+            "ssh://desk/~/my%20code",
+            &[
+                "ssh",
+                "-t",
+                "--",
+                "desk",
+                "cd -- ~/'my code' && exec \"${SHELL:-/bin/sh}\" -l",
+            ],
+        ),
+        (
+            "ssh://desk/it's%3Brm%20-rf",
+            &[
+                "ssh",
+                "-t",
+                "--",
+                "desk",
+                "cd -- '/it'\\''s;rm -rf' && exec \"${SHELL:-/bin/sh}\" -l",
+            ],
+        ),
+        (
+            "ssh://[::1]:2200",
+            &["ssh", "-t", "-p", "2200", "--", "::1"],
+        ),
+        ("ssh://al@[fe80::1]", &["ssh", "-t", "--", "al@fe80::1"]),
+        ("mosh://desk", &["mosh", "--", "desk"]),
+        (
+            "mosh://al@desk:2222/",
+            &["mosh", "--ssh=ssh -p 2222", "--", "al@desk"],
+        ),
+        (
+            "https://example.org/a?b=1#c",
+            &["xdg-open", "https://example.org/a?b=1#c"],
+        ),
+        ("HTTP://example.org", &["xdg-open", "HTTP://example.org"]),
+    ];
+    for (endpoint, want) in cases {
+        assert_eq!(builtin(endpoint), Ok(v(want)), "{endpoint}");
+    }
+}
+
+/// Each attempt and the part its refusal names.
+#[test]
+fn injection_attempts_are_refused_naming_the_part() {
+    let cases: &[(&str, &str)] = &[
+        // Leading dashes in every position.
+        ("ssh://-oProxyCommand=sh/x", "host"),
+        ("ssh://-oProxyCommand=touch%20x/x", "host"),
+        ("ssh://--/x", "host"),
+        ("ssh://-/x", "host"),
+        ("ssh://-oProxyCommand=x@desk", "user"),
+        ("ssh://desk:-22", "port"),
+        ("tmux://desk/-t", "session"),
+        ("tmux://laptop/--help", "session"),
+        // tmux targets: SESSION:WINDOW[.PANE] with indexes only.
+        ("tmux://laptop/work:", "session"),
+        ("tmux://laptop/:1", "session"),
+        ("tmux://laptop/work:a", "session"),
+        ("tmux://laptop/work:1.", "session"),
+        ("tmux://laptop/work:1.0.2", "session"),
+        ("tmux://laptop/work:1:2", "session"),
+        ("tmux://laptop/work:-1", "session"),
+        ("mosh://--ssh=sh@desk", "user"),
+        ("mosh://-desk", "host"),
+        ("tmux://-L/x", "host"),
+        // Percent-encoded dashes and separators.
+        ("ssh://%2DoProxyCommand=x/", "host"),
+        ("tmux://laptop/%2Dt", "session"),
+        ("tmux://laptop/%2d%2dhelp", "session"),
+        ("ssh://%2d@desk", "user"),
+        ("tmux://desk/a%3Brm%20-rf%20~", "session"),
+        // Shell syntax in a session name.
+        ("tmux://desk/;rm -rf ~", "endpoint"),
+        ("tmux://desk/;rm%20-rf%20~", "session"),
+        ("tmux://desk/$(id)", "session"),
+        ("tmux://desk/`id`", "session"),
+        ("tmux://desk/a|b", "session"),
+        ("tmux://desk/a:b", "session"),
+        ("tmux://desk/", "session"),
+        ("tmux://desk/a/b", "session"),
+        // Spaces, newlines, NUL, other controls.
+        ("ssh://desk /x", "endpoint"),
+        ("ssh://desk\n-oProxyCommand=x", "endpoint"),
+        ("ssh://desk\0", "endpoint"),
+        ("ssh://desk\t", "endpoint"),
+        ("ssh://desk/a%00b", "path"),
+        ("ssh://desk/a%0Ab", "path"),
+        ("ssh://desk/a%1b[2J", "path"),
+        ("ssh://desk/%ZZ", "path"),
+        ("ssh://desk/%E2%80%AEgpj.exe", "path"),
+        ("ssh://desk/a%E2%80%8Bb", "path"),
+        ("ssh://desk/a%5Cb", "path"),
+        ("ssh://desk/a%C2%9Bb", "path"),
+        ("ssh://desk/%ff", "path"),
+        ("https://example.org/ -x", "endpoint"),
+        ("https://example.org/\u{7f}", "endpoint"),
+        // Unicode lookalikes of '-', '/' and ':' and IDN hosts.
+        ("ssh://\u{2010}oProxyCommand=x/", "endpoint"),
+        ("ssh://\u{2212}oProxyCommand=x/", "endpoint"),
+        ("ssh://\u{ff0d}oProxyCommand=x/", "endpoint"),
+        ("tmux://laptop/\u{2013}t", "endpoint"),
+        ("ssh://dеsk/", "endpoint"),
+        ("ssh:\u{2215}\u{2215}desk", "endpoint"),
+        ("ssh://desk\u{a0}/", "endpoint"),
+        ("ssh://desk\u{202e}/", "endpoint"),
+        // Hosts and ports that are not.
+        ("ssh:///x", "host"),
+        ("ssh://alice@/x", "host"),
+        ("ssh://desk;id/", "host"),
+        ("ssh://de$k/", "host"),
+        ("ssh://.desk/", "host"),
+        ("ssh://[::1/", "host"),
+        ("ssh://[-oProxyCommand]/", "host"),
+        ("ssh://[]/", "host"),
+        ("ssh://[::1]x/", "host"),
+        ("ssh://::1/", "host"),
+        ("ssh://fe80::1/", "port"),
+        ("ssh://desk:0/", "port"),
+        ("ssh://desk:65536/", "port"),
+        ("ssh://desk:+22/", "port"),
+        ("ssh://desk:/", "port"),
+        ("ssh://a:secret@desk/", "user"),
+        ("ssh://@desk/", "user"),
+        ("ssh://a$b@desk/", "user"),
+        // Not a URL, or not this scheme's.
+        ("desk", "endpoint"),
+        ("-oProxyCommand=x", "endpoint"),
+        ("://desk", "scheme"),
+        ("1ssh://desk", "scheme"),
+        ("s;h://desk", "scheme"),
+        ("ssh://desk/x?-o", "endpoint"),
+        ("tmux://desk/a#b", "endpoint"),
+        ("mosh://desk/home", "path"),
+        ("gopher://desk/", "<scheme>"),
+        ("ssh://alice:[redacted]@desk/", "<redacted>"),
+        ("https://example.org/?token=[redacted]", "<redacted>"),
+        ("", "<none>"),
+    ];
+    for (endpoint, want) in cases {
+        match builtin(endpoint) {
+            Ok(argv) => panic!("{endpoint:?} was not refused: {argv:?}"),
+            Err(e) => assert_eq!(field(&e), *want, "{endpoint:?}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn errors_name_the_part_and_escape_the_value() {
+    let e = builtin("ssh://-oProxyCommand=x/").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "refused to open: the endpoint's host \"-oProxyCommand=x\" starts with '-' \
+         (it would read as an option)"
+    );
+    let e = builtin("ssh://desk\n").unwrap_err().to_string();
+    assert!(e.contains(r"\n") && !e.contains('\n'), "{e}");
+    let e = builtin("gopher://x").unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "no handler for scheme 'gopher'; handlers exist for: http, https, mosh, ssh, tmux"
+    );
+}
+
+fn handlers(scheme: &str, command: &[&str]) -> Result<Handlers, OpenError> {
+    Handlers::new(BTreeMap::from([(scheme.to_string(), v(command))]))
+}
+
+#[test]
+fn configured_handlers_fill_one_element_per_placeholder() {
+    let h = handlers(
+        "tmux",
+        &[
+            "wezterm",
+            "ssh",
+            "{user_at_host}",
+            "--",
+            "tmux",
+            "attach",
+            "-t",
+            "{session}",
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        argv("tmux://al@desk/work", &h, HERE),
+        Ok(v(&[
+            "wezterm", "ssh", "al@desk", "--", "tmux", "attach", "-t", "work"
+        ]))
+    );
+    let h = handlers(
+        "zed",
+        &[
+            "zed",
+            "--url={url}",
+            "{scheme}",
+            "{user}",
+            "{host}",
+            "-p{port}",
+            "{path}",
+            "{session_id}",
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        argv("zed://al@desk:7/src/x", &h, HERE),
+        Ok(v(&[
+            "zed",
+            "--url=zed://al@desk:7/src/x",
+            "zed",
+            "al",
+            "desk",
+            "-p7",
+            "/src/x",
+            "s-1"
+        ]))
+    );
+    assert_eq!(
+        h.schemes(),
+        v(&["http", "https", "mosh", "ssh", "tmux", "zed"])
+    );
+    // A configured handler overrides the built-in one.
+    let h = handlers("https", &["firefox", "--new-tab", "{url}"]).unwrap();
+    assert_eq!(
+        argv("https://a.example/", &h, HERE),
+        Ok(v(&["firefox", "--new-tab", "https://a.example/"]))
+    );
+}
+
+#[test]
+fn configured_handlers_refuse_what_a_remote_shell_would_read() {
+    let h = handlers("ssh", &["kitty", "ssh", "{host}", "cd", "{path}"]).unwrap();
+    let e = argv("ssh://desk/a%20b", &h, HERE).unwrap_err();
+    assert_eq!(field(&e), "path", "{e}");
+    let e = argv("ssh://desk/a%3Bid", &h, HERE).unwrap_err();
+    assert_eq!(field(&e), "path", "{e}");
+    let e = argv("ssh://desk", &h, HERE).unwrap_err();
+    assert!(e.to_string().contains("has no path"), "{e}");
+    let h = handlers("ssh", &["x", "{session_id}"]).unwrap();
+    let hostile = Target {
+        session_id: "-oProxyCommand=x",
+        ..HERE
+    };
+    assert_eq!(
+        field(&argv("ssh://desk", &h, hostile).unwrap_err()),
+        "session_id"
+    );
+    let h = handlers("ssh", &["x", "{port}"]).unwrap();
+    assert!(
+        argv("ssh://desk", &h, HERE)
+            .unwrap_err()
+            .to_string()
+            .contains("has no port")
+    );
+}
+
+#[test]
+fn bad_templates_are_refused() {
+    for bad in [
+        &[][..],
+        &["{host}"],
+        &[""],
+        &["ssh", "{hots}"],
+        &["ssh", "{host"],
+        &["ssh", "host}"],
+    ] {
+        let e = handlers("ssh", bad).unwrap_err();
+        assert!(matches!(e, OpenError::Template { .. }), "{bad:?}: {e}");
+    }
+}
+
+#[test]
+fn quoting() {
+    let cases = [
+        ("plain-1.2:x/y@z,+_", "plain-1.2:x/y@z,+_"),
+        ("", "''"),
+        ("a b", "'a b'"),
+        ("it's", r"'it'\''s'"),
+        ("-x", "-x"),
+        ("=cmd", "'=cmd'"),
+        ("~root", "'~root'"),
+        ("$(id)", "'$(id)'"),
+        ("a\nb", "'a\nb'"),
+    ];
+    for (raw, want) in cases {
+        assert_eq!(shell_quote(raw), want, "{raw:?}");
+    }
+    assert_eq!(
+        shell_line(&v(&["ssh", "-t", "--", "a b"])),
+        "ssh -t -- 'a b'"
+    );
+}
+
+proptest! {
+    /// Whatever the endpoint, an argv that comes out has nothing the
+    /// terminal sanitizer would escape, its destination never reads as an option, and what
+    /// goes to a remote tmux is in the set that needs no quoting.
+    #[test]
+    fn no_endpoint_yields_an_unsafe_argv(
+        scheme in prop::sample::select(vec!["ssh", "tmux", "mosh", "https", "x"]),
+        user in "\\PC{0,6}",
+        host in "(\\PC|-|%2[dD]){0,8}",
+        port in "\\PC{0,4}",
+        path in "(\\PC|-|%[0-9a-fA-F]{2}|%[cCeE][0-9a-fA-F]%[89abAB][0-9a-fA-F]|/){0,10}",
+    ) {
+        for endpoint in [
+            format!("{scheme}://{user}@{host}:{port}/{path}"),
+            format!("{scheme}://{host}/{path}"),
+            format!("{scheme}://{host}"),
+        ] {
+            let Ok(argv) = builtin(&endpoint) else { continue };
+            for a in &argv {
+                prop_assert_eq!(crate::text::terminal_safe(a), a.as_str(), "{:?}", argv);
+            }
+            if let Some(i) = argv.iter().position(|a| a == "--") {
+                prop_assert!(!argv[i + 1].starts_with('-'), "{argv:?}");
+                if argv.len() > i + 2 && argv[i + 2] == "tmux" {
+                    prop_assert!(shell_safe(&argv[i + 5]), "{argv:?}");
+                }
+            }
+            if argv[0] == "tmux" {
+                prop_assert!(!argv[3].starts_with('-'), "{argv:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn parsing_never_panics(text in "\\PC{0,40}") {
+        let _ = builtin(&text);
+    }
+}
