@@ -132,9 +132,11 @@ mod doctor;
 mod error;
 mod expire;
 mod ledger;
+#[doc(hidden)] // Every default and limit; the CLI states them in its help and checks.
 pub mod limits;
 mod liveness;
 mod local;
+#[doc(hidden)] // Endpoint hints to argv, for `presence open`.
 pub mod open;
 mod owner;
 mod record;
@@ -146,30 +148,47 @@ mod store;
 mod text;
 mod watch;
 
-pub use config::{
-    ConfigSource, DurationError, EXAMPLE as CONFIG_EXAMPLE, Profile, Selection, ShowSet,
-    parse_duration,
-};
+// The documented surface: the registry and its operations' inputs and
+// outcomes, the watcher, the record, errors, configuration, and the two
+// text functions every embedder that prints needs.
+pub use config::{Profile, Selection};
 pub use dedupe::LossReason;
-pub use doctor::{Check, Status, doctor, stignore_ignores_temp_files};
 pub use error::{ConfigError, Error, Result};
-pub use expire::{Garbage, Reason as GarbageReason};
 pub use liveness::State;
+pub use local::{LocalDirs, unix_now};
+pub use record::Record;
+pub use redact::redact_text;
+pub use registry::{
+    ClearOutcome, Device, ExpireOutcome, Field, Guard, ListOptions, Listing, PublishRequest,
+    Published, RefreshOutcome, Registry, Row,
+};
+pub use store::Skipped;
+pub use text::terminal_safe;
+pub use watch::{DownReason, Event, WatchOptions, Watcher};
+
+// Public because the binary (src/cli) is a second crate that links this
+// one, not because they are a stable API: the pieces of outcomes that only
+// the CLI prints, the CLI's own parsers and checks, and its helpers.
+#[doc(hidden)]
+// What `Profile::resolve` says of where the configuration came from; the CLI prints it.
+pub use config::ConfigSource;
+#[doc(hidden)] // The CLI's value parsers and `presence config`'s example and label sets.
+pub use config::{DurationError, EXAMPLE as CONFIG_EXAMPLE, ShowSet, parse_duration};
+#[doc(hidden)] // `presence doctor` and `setup`: the checks' texts are the CLI's output.
+pub use doctor::{Check, Status, doctor, stignore_ignores_temp_files};
+#[doc(hidden)] // Parts of outcomes (`ExpireOutcome::removed`), as the CLI prints them.
+pub use expire::{Garbage, Reason as GarbageReason};
 #[doc(hidden)] // The binary's `refresh --every` check; the resolver makes the same one.
 pub use liveness::refresh_problem;
-pub use local::{LocalDirs, unix_now};
-pub use record::{ParseError, Record};
-pub use redact::{REDACTED, Redaction, redact_text};
-pub use registry::ExpireOutcome;
-pub use registry::{
-    ClearOutcome, Cleared, Device, Field, ListOptions, Listing, PublishRequest, Published,
-    Registry, Row, UnknownField,
-};
-pub use registry::{Guard, RefreshOutcome, RefreshStep, StepKind};
-#[doc(hidden)] // the one bounded read, for `presence setup`
+#[doc(hidden)] // Why a file was passed over or a record unparseable, as the CLI prints it.
+pub use record::ParseError;
+#[doc(hidden)] // What redaction removed, as `publish` reports it.
+pub use redact::{REDACTED, Redaction};
+#[doc(hidden)] // Parts of outcomes and `Field`'s parse error, as the CLI prints them.
+pub use registry::{Cleared, UnknownField};
+#[doc(hidden)] // Why a file was passed over, as the CLI prints it.
+pub use store::SkipReason;
+#[doc(hidden)] // The one bounded read, for `presence setup`.
 pub use store::bounded;
-#[doc(hidden)] // the one sync-engine type and its discovery, for `presence setup`
+#[doc(hidden)] // The one sync-engine type and its discovery, for `presence setup`.
 pub use store::engine;
-pub use store::{SkipReason, Skipped};
-pub use text::terminal_safe;
-pub use watch::{DownReason, Event, MIN_POLL, WatchOptions, WatchStats, Watcher};

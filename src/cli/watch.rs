@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
-use presence::{Event, MIN_POLL, Registry, Row, WatchOptions, Watcher};
+use presence::limits::MIN_POLL;
+use presence::{Event, Registry, Row, WatchOptions, Watcher};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
 use super::json::{Opener, WatchEvent};

@@ -1,6 +1,6 @@
 //! `presence open`: turning a record's endpoint hint into the argv of a
 //! handler, and nothing else. Pure functions, no I/O: the binary runs what
-//! [`argv`] returns.
+//! `argv` returns.
 //!
 //! An endpoint comes from another device and may be hostile, so it is data
 //! that fills slots, never a command. It is parsed by its scheme; every part

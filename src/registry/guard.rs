@@ -21,7 +21,7 @@ use crate::store;
 impl Registry {
     /// How often a guard re-publishes a record with this ttl:
     /// min(`refresh_interval`, ttl / 3).
-    pub fn keep_alive_interval(&self, ttl: Duration) -> Duration {
+    pub(crate) fn keep_alive_interval(&self, ttl: Duration) -> Duration {
         liveness::keep_alive_interval(self.profile.refresh_interval, ttl)
     }
 

@@ -27,7 +27,7 @@ use crate::store::Stamp;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
-pub enum StepKind {
+pub(crate) enum StepKind {
     /// The owner runs: re-publish with new times and `seq + 1`.
     Refresh,
     /// The owner is gone (or its pid was reused): write a tombstone.
@@ -38,7 +38,7 @@ pub enum StepKind {
 
 /// One planned action of a refresh pass, with the version it was decided on.
 #[derive(Debug, Clone)]
-pub struct RefreshStep {
+pub(crate) struct RefreshStep {
     /// The record file.
     pub file: String,
     /// What to do.
@@ -108,7 +108,7 @@ impl Registry {
     /// turned back into a live copy. With `any_label`, records of every
     /// label count; otherwise only this profile's label. Reads only this
     /// device's files, not the whole directory.
-    pub fn plan_refresh(&self, any_label: bool) -> Result<Vec<RefreshStep>> {
+    pub(crate) fn plan_refresh(&self, any_label: bool) -> Result<Vec<RefreshStep>> {
         let dir = self.dir.open()?;
         if !dir.exists() {
             return Ok(Vec::new());
@@ -166,7 +166,7 @@ impl Registry {
     /// Carries out a plan at `now`. A step whose file changed since the plan
     /// (another version on disk, or no longer this device's life) is skipped
     /// and counted in [`RefreshOutcome::changed`].
-    pub fn apply_refresh(&self, steps: &[RefreshStep], now: f64) -> Result<RefreshOutcome> {
+    pub(crate) fn apply_refresh(&self, steps: &[RefreshStep], now: f64) -> Result<RefreshOutcome> {
         let mut out = RefreshOutcome::default();
         let dir = self.dir.open()?;
         let skew = self.profile.skew.as_secs_f64();
@@ -198,8 +198,10 @@ impl Registry {
         Ok(out)
     }
 
-    /// One refresh pass: [`plan_refresh`](Self::plan_refresh) then
-    /// [`apply_refresh`](Self::apply_refresh).
+    /// One refresh pass at `now`: refreshes this device's live lives whose
+    /// owner still runs and clears those whose owner is gone, each through
+    /// the one write path (planned first, then applied, so that a clear
+    /// between the two is never undone).
     pub fn refresh(&self, any_label: bool, now: f64) -> Result<RefreshOutcome> {
         let plan = self.plan_refresh(any_label)?;
         self.apply_refresh(&plan, now)

@@ -32,7 +32,7 @@
 //!
 //! On network and FUSE mounts native events do not arrive; there
 //! [`WatchOptions::poll`] replaces them with that same rescan at the given
-//! interval (at least [`MIN_POLL`]). A record rewritten in place, to the same
+//! interval (at least `limits::MIN_POLL`). A record rewritten in place, to the same
 //! size, within one tick of the filesystem's timestamp clock after a poll
 //! looked at it keeps its stamp and goes unnoticed until it changes again;
 //! atomic writes (a new inode each time) never do.
@@ -45,6 +45,7 @@ use std::time::{Duration, Instant};
 use crate::clock::Clocks;
 use crate::dedupe::{self, Digest, EndedLives, Facts, Rank, Reducer};
 use crate::error::{Error, Result};
+use crate::limits::MIN_POLL;
 use crate::liveness::{self, State};
 use crate::record::Probe;
 use crate::registry::change::Own;
@@ -61,16 +62,12 @@ mod diff;
 pub use diff::{DownReason, Event};
 use diff::{Key, Snapshot, diff, newest_first};
 
-/// The shortest poll interval; [`Watcher::new`] raises shorter ones to it.
-/// A poll costs a `stat` of every file, so polling faster only burns CPU.
-pub const MIN_POLL: Duration = crate::limits::MIN_POLL;
-
 /// How a [`Watcher`] watches.
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct WatchOptions {
     /// Rescan at this interval instead of listening for native events (at
-    /// least [`MIN_POLL`]).
+    /// least `limits::MIN_POLL`).
     pub poll: Option<Duration>,
     /// After the first file event, wait until events pause this long
     /// (default 10 ms)…
@@ -99,7 +96,7 @@ impl Default for WatchOptions {
 /// Counters of the work a [`Watcher`] did since it started (for tests and
 /// benchmarks).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct WatchStats {
+pub(crate) struct WatchStats {
     /// Full looks at the directory: the first, and those after an overflow,
     /// a backend error, a moved directory, the safety-net interval, or each
     /// poll. Each lists the directory and stats every record file.
@@ -288,6 +285,7 @@ impl std::fmt::Debug for Watcher {
             .field("files", &self.files.len())
             .field("live", &self.live.len())
             .field("stats", &self.stats)
+            .field("last_backend_error", &self.last_backend_error)
             .finish()
     }
 }
@@ -390,7 +388,8 @@ impl Watcher {
     }
 
     /// What the watcher did so far.
-    pub fn stats(&self) -> WatchStats {
+    #[cfg(test)]
+    pub(crate) fn stats(&self) -> WatchStats {
         self.stats
     }
 
@@ -838,12 +837,6 @@ impl Watcher {
                 pending.rescan = true;
             }
         }
-    }
-
-    /// The last error the file-event backend reported (events were then
-    /// recovered by a rescan).
-    pub fn last_backend_error(&self) -> Option<&str> {
-        self.last_backend_error.as_deref()
     }
 
     /// Collects events until they pause for `quiet`, or `max_delay` passed.
