@@ -128,13 +128,7 @@ pub(crate) fn decide(
     }
     let mut out = Vec::new();
     let mut winners = Vec::new();
-    let life_of = |e: &Entry| {
-        dedupe::Digest::life(
-            &e.record.instance_id,
-            &e.record.session_id,
-            e.record.started_at,
-        )
-    };
+    let life_of = |e: &Entry| dedupe::Digest::life(e.record.life());
     for group in reducer.finish() {
         // Lives whose live-looking copies go in this pass: their tombstones
         // stay until a later one, so that should a deletion fail (or reach

@@ -49,10 +49,11 @@ impl Life {
     /// when that run started (the copies of one instance's session that carry
     /// no `started_at`, as Hermes Agent writes them, are one life).
     pub fn of(record: &Record) -> Life {
+        let (instance, session, started_at) = record.life();
         Life {
-            instance_id: record.instance_id.clone(),
-            session_id: record.session_id.clone(),
-            started_at: record.started_at,
+            instance_id: instance.to_owned(),
+            session_id: session.to_owned(),
+            started_at,
         }
     }
 }

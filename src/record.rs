@@ -161,6 +161,15 @@ impl Record {
         )
     }
 
+    /// The life this record is a copy of: one run of a session by one writer,
+    /// `(instance_id, session_id, started_at)` (the copies of one instance's
+    /// session that carry no `started_at`, as Hermes Agent writes them, are
+    /// one life). The one definition: dedupe digests it, the ledger keeps it,
+    /// the watcher compares it.
+    pub fn life(&self) -> Life<'_> {
+        (&self.instance_id, &self.session_id, self.started_at)
+    }
+
     /// Enforces the write limits: strings are cut to their limit (each cut is
     /// reported as a warning), while too many metadata entries, an over-long
     /// metadata key or an empty session id are errors.
@@ -282,6 +291,9 @@ fn group_key<'s>(
     };
     (profile, client, target)
 }
+
+/// A life as [`Record::life`] gives it: `(instance_id, session_id, started_at)`.
+pub type Life<'a> = (&'a str, &'a str, Option<f64>);
 
 /// "Client, else source": the name a record's program goes by, the source
 /// for a record that names no client.

@@ -44,7 +44,7 @@ impl Digest {
     }
 
     /// The digest of a life.
-    pub(crate) fn life(instance: &str, session: &str, started_at: Option<f64>) -> Digest {
+    pub(crate) fn life((instance, session, started_at): crate::record::Life<'_>) -> Digest {
         // A distinct first part keeps a life from ever equalling a group.
         Digest::of(
             [instance, session, "\u{1}life"],

@@ -29,7 +29,7 @@ impl<'a> Facts<'a> {
     pub(crate) fn of(probe: &'a Probe<'a>) -> Facts<'a> {
         Facts {
             group: Digest::group(probe.group_key()),
-            life: Digest::life(probe.instance_id(), probe.session_id(), probe.started_at),
+            life: Digest::life(probe.life()),
             updated: probe.updated_at,
             expires: probe.expires_at,
             ended: probe.ended_at.is_some(),

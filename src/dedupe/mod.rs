@@ -290,7 +290,7 @@ pub(crate) fn describe<T>(
         record.ended_at.is_some(),
         state,
     );
-    let life = Digest::life(&record.instance_id, &record.session_id, record.started_at);
+    let life = Digest::life(record.life());
     (Digest::group(record.group_key()), life, copy)
 }
 

@@ -165,9 +165,9 @@ impl<'a> Probe<'a> {
         &self.device_id
     }
 
-    /// The writer instance.
-    pub fn instance_id(&self) -> &str {
-        &self.instance_id
+    /// The life, as [`Record::life`] defines it.
+    pub fn life(&self) -> super::Life<'_> {
+        (&self.instance_id, &self.session_id, self.started_at)
     }
 
     /// The dedupe group key, as [`Record::group_key`] computes it.

@@ -167,13 +167,11 @@ fn changed_fields(old: &Row, new: &Row) -> Vec<&'static str> {
     out
 }
 
-/// Whether `after` is a new life of the session `before` was: cleared and
-/// published again between two looks (a new `started_at`).
+/// Whether `after` is a new life of the session `before` was (cleared and
+/// published again between two looks, or taken over by another writer
+/// instance): another [`Record::life`](crate::record::Record::life).
 fn new_life(before: &Row, after: &Row) -> bool {
-    matches!(
-        (before.record.started_at, after.record.started_at),
-        (Some(a), Some(b)) if a != b
-    )
+    before.record.life() != after.record.life()
 }
 
 /// The events that turn `old` into `new` (pure).
