@@ -103,19 +103,6 @@ impl PartialEq for Rank<'_> {
 
 impl Eq for Rank<'_> {}
 
-/// A group key as one string: the three parts of [`Record::group_key`]
-/// joined by NULs (one allocation per file instead of three).
-pub(crate) fn group_id((profile, client, target): (&str, &str, &str)) -> Box<str> {
-    let mut s = String::with_capacity(profile.len() + client.len() + target.len() + 2);
-    for (i, part) in [profile, client, target].into_iter().enumerate() {
-        if i > 0 {
-            s.push('\0');
-        }
-        s.push_str(part);
-    }
-    s.into()
-}
-
 /// One file as the reducer sees it: its rank, whether it ends its life, its
 /// own liveness, and what the caller wants back (`None`: nothing to keep).
 #[derive(Debug, Clone)]

@@ -74,12 +74,12 @@ impl Event {
     }
 }
 
-/// A dedupe group's key, as the reducer makes it ([`crate::dedupe::group_id`]).
-pub(crate) type Key = Box<str>;
+/// A dedupe group's key: its digest, as the engines key it.
+pub(crate) type Key = crate::dedupe::Digest;
 
 #[cfg(test)]
 fn key(row: &Row) -> Key {
-    crate::dedupe::group_id(row.record.group_key())
+    crate::dedupe::Digest::group(row.record.group_key())
 }
 
 /// The live set and, for reasons of departure, every session that still
@@ -174,10 +174,19 @@ fn new_life(before: &Row, after: &Row) -> bool {
     before.record.life() != after.record.life()
 }
 
+/// The live groups of `live` in listing order.
+fn in_order(live: &BTreeMap<Key, Row>) -> Vec<(&Key, &Row)> {
+    let mut rows: Vec<(&Key, &Row)> = live.iter().collect();
+    rows.sort_by(|a, b| a.1.listing_order(b.1));
+    rows
+}
+
 /// The events that turn `old` into `new` (pure).
 pub(crate) fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
     let mut events = Vec::new();
-    for (k, before) in &old.live {
+    // Keys are digests, random per process: each side is taken in listing
+    // order, so that a batch's events come in the same order on every run.
+    for (k, before) in in_order(&old.live) {
         match new.live.get(k) {
             Some(after) if after.record.session_id != before.record.session_id => {
                 events.push(Event::Down {
@@ -204,7 +213,7 @@ pub(crate) fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
                 // No live life is left in the group (a live successor is
                 // the arm above): the session ended, expired, or its file
                 // went away.
-                let session = (k.clone(), before.record.session_id.clone());
+                let session = (*k, before.record.session_id.clone());
                 let reason = match new.sessions.get(&session) {
                     Some(true) => DownReason::Cleared,
                     Some(false) => DownReason::Expired,
@@ -219,7 +228,7 @@ pub(crate) fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
             }
         }
     }
-    for (k, after) in &new.live {
+    for (k, after) in in_order(&new.live) {
         let is_new = match old.live.get(k) {
             None => true,
             Some(before) => {

@@ -129,7 +129,7 @@ struct Known {
     probe: Option<Probed>,
 }
 
-/// A dedupe group's key ([`dedupe::group_id`]).
+/// A dedupe group's key: its digest, as every engine keys it.
 type GroupId = Key;
 
 /// The fields of a record that dedupe and liveness need, owned.
@@ -150,7 +150,7 @@ struct Probed {
 impl Probed {
     fn new(p: &Probe<'_>, f: &Facts<'_>, ctime: f64) -> Probed {
         Probed {
-            key: dedupe::group_id(p.group_key()),
+            key: f.group,
             device: f.device.into(),
             group: f.group,
             life: f.life,
@@ -512,7 +512,7 @@ impl Watcher {
                                     dir: at,
                                     bytes: live.then(|| bytes.into()),
                                 };
-                                batch.add_best(p.key.clone(), fresh);
+                                batch.add_best(p.key, fresh);
                             }
                             Some(Known {
                                 look,
@@ -541,10 +541,10 @@ impl Watcher {
                 affected.extend(self.forget(&id));
                 if let Some(known) = known {
                     if let Some(p) = &known.probe {
-                        affected.insert(p.key.clone());
-                        let members = self.groups.entry(p.key.clone()).or_default();
+                        affected.insert(p.key);
+                        let members = self.groups.entry(p.key).or_default();
                         members.insert(id.clone());
-                        self.lives.entry(p.life).or_default().push(p.key.clone());
+                        self.lives.entry(p.life).or_default().push(p.key);
                         if self.ended.add(p.life, p.times[2].is_some()) {
                             self.turned.push(p.life);
                         }
@@ -580,16 +580,16 @@ impl Watcher {
         for key in affected {
             if let Some(l) = self.live.remove(&key) {
                 if let Some(d) = l.deadline {
-                    self.deadlines.remove(&(At(d), key.clone()));
+                    self.deadlines.remove(&(At(d), key));
                 }
                 if emit {
                     let mut row = l.row.clone();
                     row.retime(l.ctime, now, self.registry.tolerance());
-                    old.live.insert(key.clone(), row);
+                    old.live.insert(key, row);
                 }
-                now_live.push((key.clone(), Some(l)));
+                now_live.push((key, Some(l)));
             } else {
-                now_live.push((key.clone(), None));
+                now_live.push((key, None));
             }
         }
         // The files read in this batch: a winner among them that was not the
@@ -598,12 +598,12 @@ impl Watcher {
         let read_now: HashSet<&FileId> = changed.iter().collect();
         let mut next = Vec::new();
         for (key, before) in now_live {
-            let Some((winner, state)) = self.winner(&key, now) else {
+            let Some((winner, state)) = self.winner(key, now) else {
                 continue;
             };
             if emit {
-                for (session, ended) in self.sessions(&key) {
-                    new.sessions.insert((key.clone(), session), ended);
+                for (session, ended) in self.sessions(key) {
+                    new.sessions.insert((key, session), ended);
                 }
             }
             if state != State::Live {
@@ -629,14 +629,14 @@ impl Watcher {
             if let Some(mut l) = live.filter(|l| l.row.live) {
                 if emit {
                     l.row.retime(l.ctime, now, self.registry.tolerance());
-                    new.live.insert(key.clone(), l.row.clone());
+                    new.live.insert(key, l.row.clone());
                 }
                 next.push((key, l));
             }
         }
         for (key, l) in next {
             if let Some(d) = l.deadline {
-                self.deadlines.insert((At(d), key.clone()));
+                self.deadlines.insert((At(d), key));
             }
             self.live.insert(key, l);
         }
@@ -668,9 +668,9 @@ impl Watcher {
 
     /// Every session with a record in group `key`, and whether any of its
     /// records is a tombstone.
-    fn sessions(&self, key: &str) -> BTreeMap<String, bool> {
+    fn sessions(&self, key: GroupId) -> BTreeMap<String, bool> {
         let mut out: BTreeMap<String, bool> = BTreeMap::new();
-        for id in self.groups.get(key).into_iter().flatten() {
+        for id in self.groups.get(&key).into_iter().flatten() {
             if let Some(p) = self.files.get(id).and_then(|k| k.probe.as_ref()) {
                 *out.entry(p.session_id.to_string()).or_default() |=
                     p.times[2].is_some() || self.ended.contains(p.life);
@@ -681,9 +681,9 @@ impl Watcher {
 
     /// The file that speaks for a group at `now`, and its life's state,
     /// by the reducer `list` uses.
-    fn winner(&self, key: &str, now: f64) -> Option<(FileId, State)> {
+    fn winner(&self, key: GroupId, now: f64) -> Option<(FileId, State)> {
         let mut reducer = Reducer::<()>::new(false);
-        for id in self.groups.get(key)? {
+        for id in self.groups.get(&key)? {
             let Some(p) = self.files.get(id).and_then(|k| k.probe.as_ref()) else {
                 continue;
             };
