@@ -191,7 +191,7 @@ impl Cache {
     /// The facts cached for the entry `first` (the first under its name's
     /// hash) or one after it under the same hash, in the version `key`; and
     /// the entry's index.
-    fn lookup(&self, first: usize, key: FileKey) -> Option<(usize, Facts<'_>)> {
+    fn lookup(&self, first: usize, key: FileKey) -> Option<(usize, Facts<&str>)> {
         let mut i = first;
         let h = self.hash_of(i);
         // Two names may share a hash: the version tells them apart.
@@ -205,7 +205,7 @@ impl Cache {
     }
 
     /// Entry `i`, if it is of the version `key`.
-    fn entry(&self, i: usize, key: FileKey) -> Option<Facts<'_>> {
+    fn entry(&self, i: usize, key: FileKey) -> Option<Facts<&str>> {
         let b = &self.bytes;
         let at = self.entries + i * ENTRY;
         let cached = FileKey {
@@ -238,7 +238,7 @@ impl Cache {
     }
 
     /// Entry `i` as a new cache takes it over (its version unchecked).
-    fn raw_entry(&self, i: usize) -> Option<(u64, FileKey, Facts<'_>)> {
+    fn raw_entry(&self, i: usize) -> Option<(u64, FileKey, Facts<&str>)> {
         let b = &self.bytes;
         let at = self.entries + i * ENTRY;
         let key = FileKey {
@@ -261,7 +261,7 @@ pub(crate) struct Lookup<'c> {
 impl<'c> Lookup<'c> {
     /// The facts cached for the `file`-th name, if the cache holds it in
     /// the version `key`; and the entry's index.
-    pub(crate) fn get(&self, file: u32, key: FileKey) -> Option<(usize, Facts<'c>)> {
+    pub(crate) fn get(&self, file: u32, key: FileKey) -> Option<(usize, Facts<&'c str>)> {
         let first = *self.firsts.get(file as usize)?;
         if first == u32::MAX {
             return None;
@@ -270,57 +270,22 @@ impl<'c> Lookup<'c> {
     }
 }
 
-/// A file probed in this listing, for the next cache.
+/// A file probed in this listing, for the next cache: its name's hash,
+/// its version and its facts.
 #[derive(Debug, Clone)]
 pub(crate) struct Fresh {
     pub name_hash: u64,
     pub key: FileKey,
-    pub group: Digest,
-    pub life: Digest,
-    pub updated: Option<f64>,
-    pub expires: Option<f64>,
-    pub ended: bool,
-    pub seq: u64,
-    pub started: Option<f64>,
-    pub label: Box<str>,
-    pub device: Box<str>,
-    pub session: Box<str>,
-    pub session_key: Box<str>,
+    pub facts: Facts<Box<str>>,
 }
 
 impl Fresh {
     /// The file named by `name_hash` in the version `key`, as `f` says.
-    pub(crate) fn new(name_hash: u64, key: FileKey, f: &Facts<'_>) -> Fresh {
+    pub(crate) fn new(name_hash: u64, key: FileKey, f: &Facts<&str>) -> Fresh {
         Fresh {
             name_hash,
             key,
-            group: f.group,
-            life: f.life,
-            updated: f.updated,
-            expires: f.expires,
-            ended: f.ended,
-            seq: f.seq,
-            started: f.started,
-            label: f.label.into(),
-            device: f.device.into(),
-            session: f.session.into(),
-            session_key: f.session_key.into(),
-        }
-    }
-
-    fn facts(&self) -> Facts<'_> {
-        Facts {
-            group: self.group,
-            life: self.life,
-            updated: self.updated,
-            expires: self.expires,
-            ended: self.ended,
-            seq: self.seq,
-            started: self.started,
-            label: &self.label,
-            device: &self.device,
-            session: &self.session,
-            session_key: &self.session_key,
+            facts: f.owned(),
         }
     }
 }
@@ -353,7 +318,7 @@ pub(crate) fn save(
     mut fresh: Vec<Fresh>,
 ) -> crate::error::Result<()> {
     let io_err = |e: io::Error| crate::error::Error::io("write the scan cache", path, e);
-    let mut rows: Vec<(u64, FileKey, Facts<'_>)> = Vec::with_capacity(kept.len() + fresh.len());
+    let mut rows: Vec<(u64, FileKey, Facts<&str>)> = Vec::with_capacity(kept.len() + fresh.len());
     if let Some(old) = old {
         for (i, &k) in kept.iter().enumerate().take(old.len()) {
             if k && let Some(e) = old.raw_entry(i) {
@@ -363,7 +328,7 @@ pub(crate) fn save(
     }
     fresh.sort_by_key(|f| f.name_hash);
     for f in &fresh {
-        rows.push((f.name_hash, f.key, f.facts()));
+        rows.push((f.name_hash, f.key, f.facts.borrowed()));
     }
     rows.sort_by_key(|r| r.0);
     // One copy of each distinct string.
@@ -439,17 +404,19 @@ mod tests {
                 size: 100,
                 ctime_ns: 5,
             },
-            group: Digest::from_raw(ino * 3),
-            life: Digest::from_raw(ino * 5),
-            updated: Some(10.0),
-            expires: None,
-            ended: ino.is_multiple_of(2),
-            seq: ino,
-            started: Some(1.5),
-            label: "default".into(),
-            device: "dev".into(),
-            session: session.into(),
-            session_key: format!("key-{session}").into(),
+            facts: Facts {
+                group: Digest::from_raw(ino * 3),
+                life: Digest::from_raw(ino * 5),
+                updated: Some(10.0),
+                expires: None,
+                ended: ino.is_multiple_of(2),
+                seq: ino,
+                started: Some(1.5),
+                label: "default".into(),
+                device: "dev".into(),
+                session: session.into(),
+                session_key: format!("key-{session}").into(),
+            },
         }
     }
 

@@ -3,12 +3,14 @@
 use super::Digest;
 use crate::record::{Probe, clip};
 
-/// The facts of one record file: what dedupe and liveness need of it,
-/// borrowed from its probe or from the scan cache. Every reader judges a
-/// file from these ([`crate::registry`]'s read pass), and the scan cache
-/// keeps exactly these.
+/// The facts of one record file: what dedupe and liveness need of it.
+/// Every reader judges a file from these (the registry's read pass), the
+/// scan cache keeps exactly these, and the watcher holds them for every file
+/// it knows. `S` is how the strings are held: borrowed (`&str`) from a probe
+/// or the scan cache's bytes while a directory is read, owned (`Box<str>`)
+/// by what outlives the read.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Facts<'a> {
+pub(crate) struct Facts<S> {
     pub group: Digest,
     pub life: Digest,
     pub updated: Option<f64>,
@@ -16,17 +18,17 @@ pub(crate) struct Facts<'a> {
     pub ended: bool,
     pub seq: u64,
     pub started: Option<f64>,
-    pub label: &'a str,
-    pub device: &'a str,
+    pub label: S,
+    pub device: S,
     /// The session id as the listing order compares it (clipped).
-    pub session: &'a str,
+    pub session: S,
     /// The session key as `show` matches it (clipped; the id when none).
-    pub session_key: &'a str,
+    pub session_key: S,
 }
 
-impl<'a> Facts<'a> {
+impl<'a> Facts<&'a str> {
     /// What `probe` says, as the cache keeps it.
-    pub(crate) fn of(probe: &'a Probe<'a>) -> Facts<'a> {
+    pub(crate) fn of(probe: &'a Probe<'a>) -> Facts<&'a str> {
         Facts {
             group: Digest::group(probe.group_key()),
             life: Digest::life(probe.life()),
@@ -42,6 +44,44 @@ impl<'a> Facts<'a> {
         }
     }
 
+    /// The same facts, holding their own strings.
+    pub(crate) fn owned(self) -> Facts<Box<str>> {
+        Facts {
+            group: self.group,
+            life: self.life,
+            updated: self.updated,
+            expires: self.expires,
+            ended: self.ended,
+            seq: self.seq,
+            started: self.started,
+            label: self.label.into(),
+            device: self.device.into(),
+            session: self.session.into(),
+            session_key: self.session_key.into(),
+        }
+    }
+}
+
+impl Facts<Box<str>> {
+    /// The same facts, borrowing these strings.
+    pub(crate) fn borrowed(&self) -> Facts<&str> {
+        Facts {
+            group: self.group,
+            life: self.life,
+            updated: self.updated,
+            expires: self.expires,
+            ended: self.ended,
+            seq: self.seq,
+            started: self.started,
+            label: &self.label,
+            device: &self.device,
+            session: &self.session,
+            session_key: &self.session_key,
+        }
+    }
+}
+
+impl<S> Facts<S> {
     /// The times liveness reads: `[updated_at, expires_at, ended_at]`, where
     /// only whether `ended_at` is set counts.
     pub(crate) fn times(&self) -> [Option<f64>; 3] {

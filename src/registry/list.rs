@@ -101,12 +101,12 @@ impl Registry {
             };
             // What a file says, from the cache or from its probe.
             let pass = &pass;
-            let judge = |learned: &mut Clocks, f: &dedupe::Facts<'_>, ctime| {
+            let judge = |learned: &mut Clocks, f: &dedupe::Facts<&str>, ctime| {
                 pass.judge(learned, f, ctime, now)
             };
             let listable = |state: State| opts.include_expired || state == State::Live;
             let slot =
-                |f: &dedupe::Facts<'_>, file: u32, kept: u32, part: u8, state| dedupe::Slot {
+                |f: &dedupe::Facts<&str>, file: u32, kept: u32, part: u8, state| dedupe::Slot {
                     group: f.group,
                     life: f.life,
                     updated: f.updated.unwrap_or(f64::NEG_INFINITY),

@@ -60,7 +60,7 @@ impl Pass {
     pub(crate) fn judge(
         &self,
         learned: &mut Clocks,
-        f: &Facts<'_>,
+        f: &Facts<&str>,
         ctime: f64,
         now: f64,
     ) -> Option<State> {

@@ -42,7 +42,7 @@ impl Registry {
             // Every record teaches its writer's clock; a file of a label
             // shown becomes a slot, marked when it matches.
             let pass = &pass;
-            let add = |(slots, learned): &mut Acc, f: &dedupe::Facts<'_>, file, ctime| {
+            let add = |(slots, learned): &mut Acc, f: &dedupe::Facts<&str>, file, ctime| {
                 if pass.judge(learned, f, ctime, now).is_some() {
                     let matched = wild || f.session == id || f.session_key == id;
                     slots.push(dedupe::Slot {

@@ -132,35 +132,11 @@ struct Known {
 /// A dedupe group's key: its digest, as every engine keys it.
 type GroupId = Key;
 
-/// The fields of a record that dedupe and liveness need, owned.
+/// What the watcher holds of a record file it knows: its facts and when
+/// it arrived.
 struct Probed {
-    key: GroupId,
-    /// The writer's device, whose learned clock reads its times.
-    device: Box<str>,
-    group: Digest,
-    life: Digest,
-    session_id: Box<str>,
-    updated_at: Option<f64>,
-    seq: u64,
-    /// `[updated_at, expires_at, ended_at]`, as [`liveness::state_of`] takes them.
-    times: [Option<f64>; 3],
+    facts: Facts<Box<str>>,
     ctime: f64,
-}
-
-impl Probed {
-    fn new(p: &Probe<'_>, f: &Facts<'_>, ctime: f64) -> Probed {
-        Probed {
-            key: f.group,
-            device: f.device.into(),
-            group: f.group,
-            life: f.life,
-            session_id: p.session_id().into(),
-            updated_at: p.updated_at,
-            seq: p.seq,
-            times: [p.updated_at, p.expires_at, p.ended_at],
-            ctime,
-        }
-    }
 }
 
 /// A live group's row, with what it takes to bring its times up to date.
@@ -499,20 +475,26 @@ impl Watcher {
                                 let f = Facts::of(p);
                                 let state =
                                     pass.judge(&mut batch.learned, &f, stamp.ctime(), now)?;
-                                Some((Probed::new(p, &f, stamp.ctime()), state))
+                                Some((
+                                    Probed {
+                                        facts: f.owned(),
+                                        ctime: stamp.ctime(),
+                                    },
+                                    state,
+                                ))
                             });
                             let (probe, state) = judged.unzip();
                             if let (Some(p), Some(state)) = (&probe, state) {
                                 // Only a file that is live itself can give a live row.
                                 let live = state == State::Live;
                                 let fresh = Fresh {
-                                    updated: p.updated_at.unwrap_or(f64::NEG_INFINITY),
-                                    seq: p.seq,
+                                    updated: p.facts.updated.unwrap_or(f64::NEG_INFINITY),
+                                    seq: p.facts.seq,
                                     file: name.into(),
                                     dir: at,
                                     bytes: live.then(|| bytes.into()),
                                 };
-                                batch.add_best(p.key, fresh);
+                                batch.add_best(p.facts.group, fresh);
                             }
                             Some(Known {
                                 look,
@@ -541,12 +523,15 @@ impl Watcher {
                 affected.extend(self.forget(&id));
                 if let Some(known) = known {
                     if let Some(p) = &known.probe {
-                        affected.insert(p.key);
-                        let members = self.groups.entry(p.key).or_default();
+                        affected.insert(p.facts.group);
+                        let members = self.groups.entry(p.facts.group).or_default();
                         members.insert(id.clone());
-                        self.lives.entry(p.life).or_default().push(p.key);
-                        if self.ended.add(p.life, p.times[2].is_some()) {
-                            self.turned.push(p.life);
+                        self.lives
+                            .entry(p.facts.life)
+                            .or_default()
+                            .push(p.facts.group);
+                        if self.ended.add(p.facts.life, p.facts.ended) {
+                            self.turned.push(p.facts.life);
                         }
                     }
                     self.files.insert(id, known);
@@ -646,24 +631,24 @@ impl Watcher {
     /// Drops what is known of `id`; returns the group it belonged to.
     fn forget(&mut self, id: &FileId) -> Option<GroupId> {
         let p = self.files.remove(id)?.probe?;
-        if let Some(members) = self.groups.get_mut(&p.key) {
+        if let Some(members) = self.groups.get_mut(&p.facts.group) {
             members.remove(id);
             if members.is_empty() {
-                self.groups.remove(&p.key);
+                self.groups.remove(&p.facts.group);
             }
         }
-        if let Some(groups) = self.lives.get_mut(&p.life) {
-            if let Some(i) = groups.iter().position(|g| *g == p.key) {
+        if let Some(groups) = self.lives.get_mut(&p.facts.life) {
+            if let Some(i) = groups.iter().position(|g| *g == p.facts.group) {
                 groups.swap_remove(i);
             }
             if groups.is_empty() {
-                self.lives.remove(&p.life);
+                self.lives.remove(&p.facts.life);
             }
         }
-        if self.ended.remove(p.life, p.times[2].is_some()) {
-            self.turned.push(p.life);
+        if self.ended.remove(p.facts.life, p.facts.ended) {
+            self.turned.push(p.facts.life);
         }
-        Some(p.key)
+        Some(p.facts.group)
     }
 
     /// Every session with a record in group `key`, and whether any of its
@@ -672,8 +657,8 @@ impl Watcher {
         let mut out: BTreeMap<String, bool> = BTreeMap::new();
         for id in self.groups.get(&key).into_iter().flatten() {
             if let Some(p) = self.files.get(id).and_then(|k| k.probe.as_ref()) {
-                *out.entry(p.session_id.to_string()).or_default() |=
-                    p.times[2].is_some() || self.ended.contains(p.life);
+                *out.entry(p.facts.session.to_string()).or_default() |=
+                    p.facts.ended || self.ended.contains(p.facts.life);
             }
         }
         out
@@ -687,12 +672,12 @@ impl Watcher {
             let Some(p) = self.files.get(id).and_then(|k| k.probe.as_ref()) else {
                 continue;
             };
-            let clock = self.pass.clock(&p.device, now);
-            let state = liveness::state_of(p.times, p.ctime, now, clock);
+            let clock = self.pass.clock(&p.facts.device, now);
+            let state = liveness::state_of(p.facts.times(), p.ctime, now, clock);
             let mut copy =
-                dedupe::FileCopy::new(&id.1, p.updated_at, p.seq, p.times[2].is_some(), state);
+                dedupe::FileCopy::new(&id.1, p.facts.updated, p.facts.seq, p.facts.ended, state);
             copy.dir = id.0;
-            reducer.add(p.group, p.life, copy);
+            reducer.add(p.facts.group, p.facts.life, copy);
         }
         let group = reducer.finish_against(&self.ended).into_iter().next()?;
         Some(((group.winner.dir, group.winner.file), group.state))
