@@ -38,7 +38,7 @@ use names::is_plain_name;
 pub(crate) use names::{NameKind, classify, file_name};
 #[cfg(test)]
 pub(crate) use scan::read_entry;
-pub(crate) use scan::{Names, Raw};
+pub(crate) use scan::{Names, Raw, ScanReport};
 pub use scan::{SkipReason, Skipped};
 pub(crate) use write::ensure_dir;
 

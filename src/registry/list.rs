@@ -12,7 +12,7 @@ use crate::registry::change::Own;
 use crate::scan_cache;
 use crate::store::{self, Entry, NameKind, Skipped};
 
-use super::read::Pass;
+use super::read::{self, Pass};
 use super::{Listing, Registry, Row, listing_order};
 
 /// What `list` includes.
@@ -120,14 +120,9 @@ impl Registry {
                 };
             // A file the cache knows in this very version is judged from
             // what the cache says, and read again only if it wins.
-            let known = knows(|p, file, stamp| {
-                let Some((i, f)) = lookup
-                    .as_ref()
-                    .and_then(|l| l.get(file, scan_cache::FileKey::of(&stamp)))
-                else {
-                    return false;
-                };
-                p.hits.push(i as u32);
+            let known = knows(|p, k| {
+                let (f, stamp) = (k.facts, k.stamp);
+                p.hits.push(k.entry as u32);
                 if let Some(state) = judge(&mut p.learned, &f, stamp.ctime()) {
                     let kept = if listable(state) {
                         p.hold(Held::Reread {
@@ -138,13 +133,11 @@ impl Registry {
                     } else {
                         u32::MAX
                     };
-                    p.push(&shared, slot(&f, file, kept, p.id, state));
+                    p.push(&shared, slot(&f, k.file, kept, p.id, state));
                 }
-                true
             });
-            let fold = |p: &mut Part<'_>, file: u32, raw: store::Raw<'_>| {
-                let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
-                let f = dedupe::Facts::of(&probe);
+            let probed = |p: &mut Part<'_>, r: read::Probed<'_>| {
+                let (f, raw) = (r.facts, r.raw);
                 if cache_to.is_some() && raw.ctime < settled {
                     let name = scan_cache::name_hash(key, raw.file);
                     let version = scan_cache::FileKey::of(&raw.stamp);
@@ -156,12 +149,18 @@ impl Registry {
                     } else {
                         u32::MAX
                     };
-                    p.push(&shared, slot(&f, file, kept, p.id, state));
+                    p.push(&shared, slot(&f, r.file, kept, p.id, state));
                 }
-                Ok(())
             };
-            let known = cache.is_some().then_some(known);
-            let mut parts = dir.read_candidates_known(&names, &mut report, init, known, fold);
+            let mut parts = read::each_file(
+                dir,
+                &names,
+                &mut report,
+                lookup.as_ref(),
+                init,
+                known,
+                probed,
+            );
             parts.sort_by_key(|p| p.id);
             let mut fresh = Vec::new();
             let mut hits = vec![false; cache.map_or(0, scan_cache::Cache::len)];
@@ -514,7 +513,7 @@ impl<'c> Part<'c> {
 
 /// Gives a listing's cache lookup its signature: it may hold what it found
 /// in the cache for as long as the cache lives (`'c`).
-fn knows<'c, F: Fn(&mut Part<'c>, u32, store::Stamp) -> bool>(f: F) -> F {
+fn knows<'c, F: Fn(&mut Part<'c>, read::Known<'c>)>(f: F) -> F {
     f
 }
 

@@ -16,8 +16,10 @@ use crate::clock::Clocks;
 use crate::config::ShowSet;
 use crate::dedupe::Facts;
 use crate::liveness::{self, State, WriterClock};
-use crate::record::Record;
+use crate::record::{Probe, Record};
 use crate::registry::Registry;
+use crate::scan_cache::{FileKey, Lookup};
+use crate::store::{Dir, Names, Raw, ScanReport, SkipReason, Stamp};
 
 /// One read of the directories; see the module docs. A watcher keeps one
 /// for as long as it runs, each batch ending with [`Pass::end`].
@@ -104,4 +106,62 @@ impl Pass {
             let _ = registry.local.save_clocks(learned, now);
         }
     }
+}
+
+/// A record file the cache knew in this very version: its handle in the
+/// directory's names, the cache entry's index, its facts as the cache holds
+/// them (borrowed from the cache for as long as it lives), its version.
+pub(crate) struct Known<'c> {
+    pub file: u32,
+    pub entry: usize,
+    pub facts: Facts<&'c str>,
+    pub stamp: Stamp,
+}
+
+/// A record file read now: its handle, its facts as probed, and the file as
+/// read (its bytes, stamp and arrival).
+pub(crate) struct Probed<'b> {
+    pub file: u32,
+    pub facts: Facts<&'b str>,
+    pub raw: Raw<'b>,
+}
+
+/// The one cache-or-probe fold of a directory's record files (`list`,
+/// `show`): a file the scan cache knows in this very version is taken from
+/// the cache (`known`) and not read; any other is read and probed for its
+/// facts (`read`); one that does not probe as a record is passed over with
+/// its reason. Runs on the store's threads, each with its own `S`.
+pub(crate) fn each_file<'c, S: Send>(
+    dir: &Dir,
+    names: &Names,
+    report: &mut ScanReport,
+    cache: Option<&Lookup<'c>>,
+    init: impl Fn() -> S + Sync,
+    known: impl Fn(&mut S, Known<'c>) + Sync,
+    read: impl Fn(&mut S, Probed<'_>) + Sync,
+) -> Vec<S> {
+    let knows = cache.map(|lookup| {
+        move |s: &mut S, file: u32, stamp: Stamp| match lookup.get(file, FileKey::of(&stamp)) {
+            Some((entry, facts)) => {
+                known(
+                    s,
+                    Known {
+                        file,
+                        entry,
+                        facts,
+                        stamp,
+                    },
+                );
+                true
+            }
+            None => false,
+        }
+    });
+    let fold = |s: &mut S, file: u32, raw: Raw<'_>| {
+        let probe = Probe::parse(raw.bytes).map_err(SkipReason::Unparseable)?;
+        let facts = Facts::of(&probe);
+        read(s, Probed { file, facts, raw });
+        Ok(())
+    };
+    dir.read_candidates_known(names, report, init, knows, fold)
 }

@@ -4,11 +4,9 @@ use crate::clock::Clocks;
 use crate::dedupe::{self, Digest};
 use crate::error::Result;
 use crate::liveness::State;
-use crate::record::Probe;
-use crate::scan_cache;
-use crate::store::{self, Entry};
+use crate::store::Entry;
 
-use super::read::Pass;
+use super::read::{self, Pass};
 use super::{ListOptions, Listing, Registry, Row};
 use crate::limits::REDACTED;
 
@@ -59,23 +57,21 @@ impl Registry {
                     });
                 }
             };
-            let known = |acc: &mut Acc, file: u32, stamp: store::Stamp| {
-                let found = lookup
-                    .as_ref()
-                    .and_then(|l| l.get(file, scan_cache::FileKey::of(&stamp)));
-                if let Some((_, f)) = &found {
-                    add(acc, f, file, stamp.ctime());
-                }
-                found.is_some()
+            let known = |acc: &mut Acc, k: read::Known<'_>| {
+                add(acc, &k.facts, k.file, k.stamp.ctime());
             };
-            let fold = |acc: &mut Acc, file: u32, raw: store::Raw<'_>| {
-                let probe = Probe::parse(raw.bytes).map_err(store::SkipReason::Unparseable)?;
-                add(acc, &dedupe::Facts::of(&probe), file, raw.ctime);
-                Ok(())
+            let probed = |acc: &mut Acc, r: read::Probed<'_>| {
+                add(acc, &r.facts, r.file, r.raw.ctime);
             };
-            let known = cache.is_some().then_some(known);
-            let parts =
-                dir.read_candidates_known(&names, &mut report, Default::default, known, fold);
+            let parts = read::each_file(
+                dir,
+                &names,
+                &mut report,
+                lookup.as_ref(),
+                Default::default,
+                known,
+                probed,
+            );
             for (part, samples) in parts {
                 learned.merge(&samples, now);
                 slots.extend(part);
