@@ -84,33 +84,54 @@
 
 #![deny(missing_docs)]
 
-// Concerns → modules. Each rule lives in exactly one place; three
-// layers: rules (pure, no I/O), mechanics (files, processes, local state),
-// and the front (`Registry`, composing the two; the binary in src/cli only
-// parses, calls, prints and maps one exit-code enum).
+// The module map: each concern, the module that owns it, and the one place
+// each of its rules lives. The layers these modules sit on follow (checked).
 //
-//  1. Record format ... record (schema), record::parse (lenient reader,
-//                       probe), record::lenient (field readers), limits   rules
-//  2. The directory ... store (the dir, opened once by fd), store::names,
-//                       store::scan, store::write (replace / remove only
-//                       if unchanged); local (device id, the one lock);
-//                       ledger (the lives this device published)          mechanics
-//  3. Liveness ........ liveness                                          rules
-//  4. Dedupe .......... dedupe (the one streaming reducer of lives)       rules
-//  5. Secret-free ..... redact; text (terminal safety)                    rules
-//  6. Lifecycle ....... registry (publish, list, show, clear); change
-//                       (the one write path: lock, re-read, decide,
-//                       write if unchanged); lifecycle (refresh),
-//                       lifecycle::guard (keep-alive); owner              front
-//  7. expire .......... expire (decide: rules; apply: front)
-//  8. watch ........... watch::diff (events from two live sets: rules);
-//                       watch (the watcher: front); watch::backend        mechanics
-//  9. Configuration ... config
-//  10. Opening ........ open (an endpoint checked part by part, the
-//                       handler argv it fills; no shell)                  rules
-//  11. CLI ............ src/cli (binary, one exit-code enum); doctor (one
-//                       function per check); error (typed errors)
-
+//  Record ........ record: the schema, limits enforcement, Record::group_key
+//                  (the group key), Record::life (the life identity),
+//                  client_or_source; record::parse (the lenient reader and
+//                  the borrowed Probe); record::lenient (field readers);
+//                  limits (every default and limit, the REDACTED marker)
+//  Liveness ...... liveness: state_of, deadline, record_ttl (clamped); the
+//                  lifecycle as transformations (tombstone, end_of,
+//                  refreshed); the refresh rule (refresh_problem,
+//                  keep_alive_interval, refresh_margin)
+//  Clocks ........ clock: learning each writer's clock offset
+//  Dedupe ........ dedupe: Rank, decide (a group's winner), EndedLives (a
+//                  life ended in any group is ended in all), Facts (the
+//                  facts of one file); dedupe::digest (group and life
+//                  digests, the one encoding of both); dedupe::reducer (the
+//                  map engine); dedupe::slots (the sort engine)
+//  Secret-free ... redact (detection); text (terminal_safe, the sanitiser)
+//  Rows .......... row: Row and the listing order
+//  Expire ........ expire: decide (pure); registry::expire applies it
+//  Watch events .. watch::diff: the events between two live sets
+//  Opening ....... open: an endpoint hint checked part by part into a
+//                  handler's argv, never a shell line
+//  The directory . store: the directory opened once, by fd; store::names
+//                  (record and conflict-copy names, the Engine enum);
+//                  store::entry (Stamp, Entry); store::bounded (the one
+//                  bounded, non-blocking, no-follow read, and the names of
+//                  file types); store::scan; store::write (replace or remove
+//                  only if unchanged); store::engine (sync-engine discovery)
+//  This device ... local (device id, the one record lock, clocks.json,
+//                  write_small: the one atomic write of local state,
+//                  unix_now); ledger (the lives this device published);
+//                  owner (owner processes); scan_cache (the listing's cache)
+//  Configuration . config (profiles, the one resolver); config::file,
+//                  config::paths, config::hermes
+//  The front ..... registry: Registry; registry::read (the one read pass,
+//                  Pass, and the one cache-or-probe fold, each_file);
+//                  registry::change (the one write path, and Own: what this
+//                  device owns); registry::publish (and secret_free, the one
+//                  write-time policy); list, show, clear, devices, refresh,
+//                  guard, expire: one file per operation
+//  Consumers ..... watch (the watcher; watch::backend wraps notify); doctor
+//                  (one function per check)
+//  The binary .... src/cli: one file per subcommand; cli::output (the one
+//                  sanitizing output layer, which clippy.toml enforces);
+//                  cli::json (the JSON shapes); cli::exit (exit codes)
+//
 // The layers, lowest first. A module imports only modules on its own
 // layer or a lower one; imports form no cycle; library code imports an item
 // from the module that defines it, never through this file's re-exports.
