@@ -43,7 +43,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use crate::clock::Clocks;
-use crate::dedupe::{self, Digest, EndedLives, Facts, Rank, Reducer};
+use crate::dedupe::{self, Digest, EndedLives, Facts, Reducer};
 use crate::error::{Error, Result};
 use crate::limits::MIN_POLL;
 use crate::liveness::{self, State};
@@ -51,7 +51,7 @@ use crate::record::Probe;
 use crate::registry::change::Own;
 use crate::registry::read::Pass;
 use crate::registry::{Registry, Row};
-use crate::store::{self, Dir, Stamp};
+use crate::store::{self, Dir};
 
 mod backend;
 
@@ -60,163 +60,14 @@ use backend::{Backend, Msg};
 mod diff;
 
 pub use diff::{DownReason, Event};
-use diff::{Key, Snapshot, diff, newest_first};
+use diff::{Snapshot, diff, newest_first};
 
-/// How a [`Watcher`] watches.
-#[derive(Debug, Clone, Copy)]
-#[non_exhaustive]
-pub struct WatchOptions {
-    /// Rescan at this interval instead of listening for native events (at
-    /// least `limits::MIN_POLL`).
-    pub poll: Option<Duration>,
-    /// After the first file event, wait until events pause this long
-    /// (default 10 ms)…
-    pub quiet: Duration,
-    /// …but no longer than this after the first (default 100 ms).
-    pub max_delay: Duration,
-    /// With native events, rescan (stat every file, read those that changed)
-    /// at least this often (default 5 min); with `poll`, the poll interval.
-    pub rescan: Duration,
-    /// Show every label, as `list --all-profiles`.
-    pub all_profiles: bool,
-}
+mod files;
+mod options;
 
-impl Default for WatchOptions {
-    fn default() -> Self {
-        WatchOptions {
-            poll: None,
-            quiet: crate::limits::WATCH_QUIET,
-            max_delay: crate::limits::WATCH_MAX_DELAY,
-            rescan: crate::limits::WATCH_RESCAN,
-            all_profiles: false,
-        }
-    }
-}
-
-/// Counters of the work a [`Watcher`] did since it started (for tests and
-/// benchmarks).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct WatchStats {
-    /// Full looks at the directory: the first, and those after an overflow,
-    /// a backend error, a moved directory, the safety-net interval, or each
-    /// poll. Each lists the directory and stats every record file.
-    pub rescans: u64,
-    /// Wake-ups for file events (each a coalesced batch).
-    pub batches: u64,
-    /// Record files opened and read.
-    pub files_read: u64,
-}
-
-/// A file the watcher knows: the index of its directory among those the
-/// profile reads (0: `dir`), and its name there.
-type FileId = (usize, Box<str>);
-
-/// What one wake-up collected.
-#[derive(Default)]
-struct Pending {
-    names: HashSet<FileId>,
-    rescan: bool,
-    rearm: bool,
-}
-
-/// What the watcher knows of one record file.
-struct Known {
-    /// The last rescan that listed it (those it did not are gone).
-    look: u64,
-    /// As of the last read; `None` if it could not be taken.
-    stamp: Option<Stamp>,
-    /// `None` for a file that is not a record this profile shows.
-    probe: Option<Probed>,
-}
-
-/// A dedupe group's key: its digest, as every engine keys it.
-type GroupId = Key;
-
-/// What the watcher holds of a record file it knows: its facts and when
-/// it arrived.
-struct Probed {
-    facts: Facts<Box<str>>,
-    ctime: f64,
-}
-
-/// A live group's row, with what it takes to bring its times up to date.
-struct Live {
-    row: Row,
-    ctime: f64,
-    deadline: Option<f64>,
-}
-
-/// A deadline, ordered (deadlines are finite; `total_cmp` keeps the order total anyway).
-#[derive(Debug, Clone, Copy)]
-struct At(f64);
-
-impl PartialEq for At {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == std::cmp::Ordering::Equal
-    }
-}
-
-impl Eq for At {}
-
-impl PartialOrd for At {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for At {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0)
-    }
-}
-
-/// What a reading thread made of its share of a batch.
-#[derive(Default)]
-struct Batch {
-    /// Each file read, and what it is (`None`: it vanished).
-    read: Vec<(FileId, Option<Known>)>,
-    /// The newest file of each group among those read.
-    best: HashMap<GroupId, Fresh>,
-    /// What the files read teach of their writers' clocks.
-    learned: Clocks,
-}
-
-impl Batch {
-    fn add_best(&mut self, key: GroupId, fresh: Fresh) {
-        add_best(&mut self.best, key, fresh);
-    }
-}
-
-/// The newest file of a group among those read in a batch, with its bytes
-/// if it is live: the group's winner, if any file read is, can only be this
-/// one, so a batch holds one file's bytes per group (as `list` does), however
-/// many copies a group has.
-struct Fresh {
-    updated: f64,
-    seq: u64,
-    file: Box<str>,
-    dir: usize,
-    bytes: Option<Box<[u8]>>,
-}
-
-impl Fresh {
-    fn rank(&self) -> Rank<'_> {
-        Rank::new(self.updated, self.seq, &self.file).in_dir(self.dir)
-    }
-}
-
-fn add_best(best: &mut HashMap<GroupId, Fresh>, key: GroupId, fresh: Fresh) {
-    match best.entry(key) {
-        std::collections::hash_map::Entry::Vacant(v) => {
-            v.insert(fresh);
-        }
-        std::collections::hash_map::Entry::Occupied(mut o) => {
-            if fresh.rank() > o.get().rank() {
-                o.insert(fresh);
-            }
-        }
-    }
-}
+use files::{At, Batch, FileId, Fresh, GroupId, Known, Live, Pending, Probed, add_best};
+pub use options::WatchOptions;
+use options::WatchStats;
 
 /// Watches one profile's directories (every one it reads, as one listing);
 /// see the module docs.
