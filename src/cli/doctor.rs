@@ -1,7 +1,5 @@
 //! `presence doctor`: prints the library's checks, one line each.
 
-use std::io::Write;
-
 use clap::Args;
 use presence::{Check, Profile, Registry, Status};
 
@@ -40,10 +38,8 @@ pub fn run(ctx: &Ctx, args: DoctorArgs) -> anyhow::Result<Exit> {
 }
 
 /// [`lines`] written to `out` (for `setup`).
-pub(super) fn print(out: &mut impl Write, checks: &[Check]) -> anyhow::Result<()> {
-    for line in lines(checks) {
-        line.write_line(out)?;
-    }
+pub(super) fn print(out: &mut output::Out, checks: &[Check]) -> anyhow::Result<()> {
+    out.lines(&lines(checks))?;
     Ok(())
 }
 

@@ -17,9 +17,6 @@ pub mod output;
 mod publish;
 mod refresh;
 mod run;
-// Setup still writes through its own handles, making each foreign field
-// safe where it writes it (`safe`).
-#[allow(clippy::disallowed_macros, clippy::disallowed_methods)]
 mod setup;
 mod show;
 mod signals;
@@ -31,9 +28,6 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 pub use exit::Exit;
-/// For `setup` alone: everything else prints through [`output`], which
-/// makes every string safe for a terminal.
-use presence::terminal_safe as safe;
 use presence::{LocalDirs, Profile, Registry, Selection};
 
 /// See each other's live sessions through a shared, synced directory.

@@ -123,6 +123,13 @@ impl Out {
         self.line(&Styled::new(text))
     }
 
+    /// Writes `prompt` with no newline and flushes: a question whose
+    /// answer is typed after it.
+    pub fn prompt(&mut self, prompt: &Styled) -> io::Result<()> {
+        self.0.write_all(prompt.as_str().as_bytes())?;
+        self.0.flush()
+    }
+
     /// Writes an empty line.
     pub fn blank(&mut self) -> io::Result<()> {
         writeln!(self.0)

@@ -475,6 +475,81 @@ fn setup_asks_on_a_terminal() {
     assert!(home.join("Dropbox/presence").is_dir());
 }
 
+/// A Syncthing folder whose label and path carry terminal escapes (its
+/// config.xml is anyone's to write, and a folder name is anyone's to pick):
+/// setup prints both shown as escapes, never the raw bytes, whether it
+/// lists its plan or, on a terminal, the folders it found.
+#[test]
+fn setup_prints_hostile_folder_names_escaped() {
+    let w = World::new();
+    let sc = Systemctl::new(&w, false);
+    let d = w.bare_device("a");
+    let home = d.root.join("home");
+    let name = "evil\u{1b}]0;pwned\u{7}";
+    std::fs::create_dir_all(home.join(name)).unwrap();
+    let st = d.root.join("config/syncthing");
+    std::fs::create_dir_all(&st).unwrap();
+    std::fs::write(
+        st.join("config.xml"),
+        format!(
+            "<configuration>\n<folder id=\"x\" label=\"team\u{1b}[2J\" path=\"~/{name}\">\
+             </folder>\n</configuration>\n"
+        ),
+    )
+    .unwrap();
+    let raw = |text: &str| text.contains('\u{1b}') || text.contains('\u{7}');
+
+    let r = setup(&d, &sc, &["--dry-run", "--no-timer"]).success();
+    assert!(
+        !raw(&r.stdout) && !raw(&r.stderr),
+        "{:?} {:?}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(
+        r.stdout
+            .contains("dir = \"~/evil\\e]0;pwned\\x07/presence\""),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("evil\\e]0;pwned\\x07/.stignore"),
+        "{}",
+        r.stdout
+    );
+
+    // On a terminal the list of folders names the label too.
+    let script = require_tool("script");
+    let path = format!(
+        "{}:{}",
+        sc.bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = d.program(&script);
+    cmd.env("PATH", path)
+        .env("TERM", "dumb")
+        .arg("-qec")
+        .arg(format!(
+            "{} setup --no-timer",
+            env!("CARGO_BIN_EXE_presence")
+        ))
+        .arg("/dev/null")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    use std::io::Write as _;
+    child.stdin.take().unwrap().write_all(b"1\nn\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let out = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(!raw(&out), "{out:?}");
+    assert!(
+        out.contains("evil\\e]0;pwned\\x07/presence  (Syncthing folder \"team\\e[2J\")"),
+        "{out}"
+    );
+    assert!(out.contains("nothing changed"), "{out}");
+}
+
 /// A FIFO planted as the shared folder's `.stignore` neither hangs setup
 /// nor gets written through.
 #[test]

@@ -3,13 +3,14 @@
 //! which reads Syncthing's configuration), and the Syncthing folder that
 //! holds a directory.
 
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use presence::Profile;
 use presence::engine::{self, Engine};
 
-use crate::cli::{Ctx, UsageError, safe};
+use crate::cli::output::{self, Styled};
+use crate::cli::{Ctx, UsageError};
 
 /// The records directory: `--dir`, else the one already configured, else a
 /// synced folder found here (asked on a terminal, the first with `--yes`).
@@ -35,23 +36,20 @@ pub(super) fn choose_dir(
             .into()
         });
     }
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "Where should this device keep its presence records?")?;
+    let mut out = output::stdout();
+    out.say("Where should this device keep its presence records?")?;
     for (i, c) in candidates.iter().enumerate() {
-        writeln!(
-            out,
+        out.say(format_args!(
             "  {}) {}  ({})",
             i + 1,
-            safe(&c.dir().display().to_string()),
-            safe(&c.what)
-        )?;
+            c.dir().display(),
+            c.what
+        ))?;
     }
     let default = if candidates.is_empty() { "" } else { "1" };
-    write!(
-        out,
+    out.prompt(&Styled::new(format_args!(
         "Enter a number or a directory (in a folder your devices sync) [{default}]: "
-    )?;
-    out.flush()?;
+    )))?;
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer)?;
     let answer = answer.trim();

@@ -16,14 +16,15 @@ mod stignore;
 mod timers;
 mod uninstall;
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 use presence::{Profile, Registry, Selection, Status};
 
-use super::{Ctx, Exit, UsageError, safe};
+use super::output;
+use super::{Ctx, Exit, UsageError};
 use plan::{Action, Change, apply, confirm};
 use timers::systemd_user_works;
 
@@ -156,38 +157,37 @@ pub fn run(ctx: &Ctx, args: SetupArgs) -> anyhow::Result<Exit> {
         plan
     };
 
-    let mut out = std::io::stdout().lock();
+    let mut out = output::stdout();
     if plan.is_empty() {
-        writeln!(
-            out,
+        out.say(format_args!(
             "nothing to change: {}",
             if args.uninstall {
                 "setup has nothing installed here"
             } else {
                 "presence is set up"
             }
-        )?;
+        ))?;
     } else if args.dry_run {
         for c in &plan {
-            writeln!(out, "would {}", safe(&c.what))?;
+            out.say(format_args!("would {}", c.what))?;
         }
     } else {
         if interactive {
             for c in &plan {
-                writeln!(out, "  {}", safe(&c.what))?;
+                out.say(format_args!("  {}", c.what))?;
             }
             if !confirm(&mut out, "Make these changes?")? {
-                writeln!(out, "nothing changed")?;
+                out.say("nothing changed")?;
                 return Ok(Exit::Ok);
             }
         }
         for c in &plan {
             apply(&c.action).with_context(|| format!("cannot {}", c.what))?;
-            writeln!(out, "{}", safe(&c.what))?;
+            out.say(&c.what)?;
         }
     }
     for line in notes.iter().flat_map(|n| n.lines()) {
-        writeln!(out, "{}", safe(line))?;
+        out.say(line)?;
     }
     if args.dry_run || args.uninstall {
         return Ok(Exit::Ok);
@@ -204,8 +204,8 @@ fn doctor(ctx: &Ctx, base: &Selection) -> anyhow::Result<Exit> {
         Profile::resolve(base, &ctx.local).context("cannot load the configuration")?;
     let registry = Registry::new(profile, ctx.local.clone());
     let checks = presence::doctor(&registry, &source, presence::unix_now());
-    let mut out = std::io::stdout().lock();
-    writeln!(out)?;
+    let mut out = output::stdout();
+    out.blank()?;
     super::doctor::print(&mut out, &checks)?;
     let count = |s: Status| checks.iter().filter(|c| c.status == s).count();
     let (warn, fail) = (count(Status::Warn), count(Status::Fail));
@@ -214,6 +214,6 @@ fn doctor(ctx: &Ctx, base: &Selection) -> anyhow::Result<Exit> {
         (w, 0) => format!("doctor: {w} warning(s), nothing failed"),
         (w, f) => format!("doctor: {f} check(s) failed, {w} warning(s)"),
     };
-    writeln!(out, "{verdict}")?;
+    out.say(verdict)?;
     Ok(Exit::failure_if(fail > 0))
 }

@@ -9,6 +9,8 @@ use std::process::{Command, Stdio};
 
 use anyhow::Context as _;
 
+use crate::cli::output::{Out, Styled};
+
 /// The most setup reads of a file it edits or inspects.
 pub(super) const MAX_READ: usize = 4 << 20;
 
@@ -40,9 +42,8 @@ pub(super) fn read_small(path: &Path) -> Result<Option<String>, presence::bounde
 }
 
 /// Asks a yes/no question on the terminal; yes unless the answer starts with n.
-pub(super) fn confirm(out: &mut impl Write, question: &str) -> anyhow::Result<bool> {
-    write!(out, "{question} [Y/n] ")?;
-    out.flush()?;
+pub(super) fn confirm(out: &mut Out, question: &str) -> anyhow::Result<bool> {
+    out.prompt(&Styled::new(format_args!("{question} [Y/n] ")))?;
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer)?;
     Ok(!answer.trim().to_lowercase().starts_with('n'))
