@@ -46,25 +46,20 @@ impl<'a> Facts<&'a str> {
 
     /// The same facts, holding their own strings.
     pub(crate) fn owned(self) -> Facts<Box<str>> {
-        Facts {
-            group: self.group,
-            life: self.life,
-            updated: self.updated,
-            expires: self.expires,
-            ended: self.ended,
-            seq: self.seq,
-            started: self.started,
-            label: self.label.into(),
-            device: self.device.into(),
-            session: self.session.into(),
-            session_key: self.session_key.into(),
-        }
+        self.with_strings(|s| Box::from(*s))
     }
 }
 
 impl Facts<Box<str>> {
     /// The same facts, borrowing these strings.
     pub(crate) fn borrowed(&self) -> Facts<&str> {
+        self.with_strings(|s| &**s)
+    }
+}
+
+impl<S> Facts<S> {
+    /// The same facts, each string made by `f` from this one's.
+    fn with_strings<'s, T>(&'s self, f: impl Fn(&'s S) -> T) -> Facts<T> {
         Facts {
             group: self.group,
             life: self.life,
@@ -73,15 +68,13 @@ impl Facts<Box<str>> {
             ended: self.ended,
             seq: self.seq,
             started: self.started,
-            label: &self.label,
-            device: &self.device,
-            session: &self.session,
-            session_key: &self.session_key,
+            label: f(&self.label),
+            device: f(&self.device),
+            session: f(&self.session),
+            session_key: f(&self.session_key),
         }
     }
-}
 
-impl<S> Facts<S> {
     /// The times liveness reads: `[updated_at, expires_at, ended_at]`, where
     /// only whether `ended_at` is set counts.
     pub(crate) fn times(&self) -> [Option<f64>; 3] {
