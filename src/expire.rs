@@ -47,6 +47,9 @@ pub enum Reason {
     /// A copy of a session life that another copy ended: no reader lists
     /// it, and once the tombstone goes it must not come back.
     EndedLife,
+    /// A record that claims a device id it does not prove (see
+    /// `docs/security.md`), unchanged here for longer than `gc_after`.
+    Forged,
 }
 
 impl Reason {
@@ -60,6 +63,7 @@ impl Reason {
             Reason::ConflictExpired => "conflict copy, expired",
             Reason::StaleTemp => "temp file of an interrupted write, older than 10 min",
             Reason::EndedLife => "copy of a session life that was ended",
+            Reason::Forged => "forged: claims a device id it does not prove",
         }
     }
 }
@@ -123,12 +127,20 @@ pub(crate) fn decide(
     let device = &|e: &Entry| e.kind == NameKind::Record && mine(e);
     let state = |e: &Entry| liveness::state(&e.record, e.ctime, now, writer(e));
     let mut reducer = dedupe::Reducer::new(true);
-    for (i, e) in entries.iter().enumerate() {
-        reducer.add_record(&e.record, &e.file, e.ctime, (now, writer(e)), i);
-    }
     let mut out = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        if e.verdict.counts() {
+            reducer.add_record(&e.record, &e.file, e.ctime, (now, writer(e)), i);
+        } else if now - e.ctime > policy.gc_after {
+            // A forged file speaks for nobody: it ends, hides and keeps
+            // nothing, and its own times are not to be believed. Its
+            // writer's rewrites would keep its ctime recent; this one has
+            // stayed as it is for `gc_after`.
+            out.push(garbage(e, Reason::Forged, device));
+        }
+    }
     let mut winners = Vec::new();
-    let life_of = |e: &Entry| dedupe::Digest::life(e.record.life());
+    let life_of = |e: &Entry| dedupe::Digest::life(e.record.author(), e.record.life());
     for group in reducer.finish() {
         // Lives whose live-looking copies go in this pass: their tombstones
         // stay until a later one, so that should a deletion fail (or reach
@@ -261,6 +273,7 @@ mod tests {
             kind: store::classify(file),
             ctime,
             stamp: Stamp::default(),
+            verdict: crate::identity::verdict_of(&r.device_id, &r.to_json()),
             record: r,
         }
     }

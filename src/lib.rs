@@ -141,7 +141,7 @@
 // reads the lines below and checks every file under src/ against them.
 //
 // layer 0 base: error limits
-// layer 1 rules: text record liveness clock dedupe redact open row expire watch::diff store::names store::entry
+// layer 1 rules: text record identity liveness clock dedupe redact open row expire watch::diff store::names store::entry
 // layer 2 mechanics: store local ledger owner scan_cache config watch::backend
 // layer 3 front: registry
 // layer 4 consumers: watch doctor
@@ -152,6 +152,7 @@ mod dedupe;
 mod doctor;
 mod error;
 mod expire;
+mod identity;
 mod ledger;
 #[doc(hidden)] // Every default and limit; the CLI states them in its help and checks.
 pub mod limits;

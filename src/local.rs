@@ -3,7 +3,7 @@
 //! locks, the state directory that also holds the ledger, the hostname.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -66,57 +66,118 @@ impl LocalDirs {
         self.data.join("device-id")
     }
 
-    /// This device's id, if one was created already.
+    /// The file holding this device's private key (0600, never shared).
+    pub fn device_key_file(&self) -> PathBuf {
+        self.data.join("device-key")
+    }
+
+    /// Where the random id this device used before it had a key is kept,
+    /// once it moved to its key-derived id (for `doctor`).
+    pub fn previous_device_id_file(&self) -> PathBuf {
+        self.data.join("device-id.old")
+    }
+
+    /// This device's id, if one was made already: the key-derived id
+    /// ([`crate::identity::key_id`]), or the random 32 hex digits an older
+    /// version made and this device has not moved from yet (it moves at
+    /// its first write, [`LocalDirs::device_key`]). Reading never makes one.
     pub fn existing_device_id(&self) -> Result<Option<String>> {
         let path = self.device_id_file();
-        let mut text = String::new();
-        match File::open(&path) {
-            Ok(mut f) => f
-                .read_to_string(&mut text)
-                .map_err(|e| Error::io("read device id", &path, e))?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io("read device id", &path, e)),
+        let Some(text) = read_text(&path, "read device id")? else {
+            return Ok(None);
         };
         let id = text.trim();
+        if crate::identity::is_key_id(id) {
+            return Ok(Some(id.to_owned()));
+        }
         if id.len() != 32 || !id.chars().all(|c| c.is_ascii_hexdigit()) {
             return Err(Error::DeviceId {
                 path,
-                message: "expected 32 hex digits".into(),
+                message: "expected the 40-character id derived from this device's key \
+                          (or an older 32 hex digits); delete the file and it is made again"
+                    .into(),
             });
         }
         Ok(Some(id.to_ascii_lowercase()))
     }
 
-    /// This device's id, created on first use: 128 random bits as 32 hex
-    /// digits. Two processes racing to create it agree on one id.
+    /// The previous random id, if this device moved from one.
+    pub fn previous_device_id(&self) -> Option<String> {
+        read_text(&self.previous_device_id_file(), "read")
+            .ok()
+            .flatten()
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty())
+    }
+
+    /// This device's id, made on first use: derived from its key
+    /// ([`LocalDirs::device_key`]).
     pub fn device_id(&self) -> Result<String> {
-        if let Some(id) = self.existing_device_id()? {
-            return Ok(id);
+        Ok(self.device_key()?.id)
+    }
+
+    /// This device's signing key and the id derived from it, the key made
+    /// on first use (32 random bytes, `device-key`, 0600, in the local data
+    /// dir — never in a shared folder). Two processes racing to make it
+    /// agree on one. A device that had a random id moves to the key's: the
+    /// old id is kept in `device-id.old` and `device-id` names the new one.
+    pub(crate) fn device_key(&self) -> Result<DeviceKey> {
+        let path = self.device_key_file();
+        let seed = match read_seed(&path)? {
+            Some(seed) => seed,
+            None => {
+                make_private_dir(&self.data)?;
+                let mut seed = [0u8; 32];
+                getrandom::fill(&mut seed).map_err(|e| {
+                    Error::io(
+                        "generate device key for",
+                        &path,
+                        io::Error::other(e.to_string()),
+                    )
+                })?;
+                let hex: String = seed.iter().map(|b| format!("{b:02x}")).collect();
+                let mut tmp = tempfile::Builder::new()
+                    .prefix(".device-key.")
+                    .tempfile_in(&self.data)
+                    .map_err(|e| Error::io("create temp file in", &self.data, e))?;
+                writeln!(tmp, "{hex}").map_err(|e| Error::io("write device key", &path, e))?;
+                match tmp.persist_noclobber(&path) {
+                    Ok(_) => seed,
+                    // Another process made it first: use theirs.
+                    Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => {
+                        read_seed(&path)?
+                            .ok_or_else(|| Error::io("read device key", &path, e.error))?
+                    }
+                    Err(e) => return Err(Error::io("create device key", &path, e.error)),
+                }
+            }
+        };
+        let key = crate::identity::key_from_seed(&seed);
+        let id = crate::identity::key_id(&key.verifying_key());
+        let existing = match self.existing_device_id() {
+            Ok(existing) => existing,
+            // A damaged id file is replaced by the key's id: the key decides.
+            Err(_) => None,
+        };
+        if existing.as_deref() != Some(id.as_str()) {
+            if let Some(old) = existing.filter(|old| !crate::identity::is_key_id(old))
+                && self.previous_device_id().is_none()
+            {
+                write_small(
+                    &self.data,
+                    "device-id.old",
+                    format!("{old}\n").as_bytes(),
+                    "keep the previous device id",
+                )?;
+            }
+            write_small(
+                &self.data,
+                "device-id",
+                format!("{id}\n").as_bytes(),
+                "write device id",
+            )?;
         }
-        let path = self.device_id_file();
-        make_private_dir(&self.data)?;
-        let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes).map_err(|e| {
-            Error::io(
-                "generate device id for",
-                &path,
-                io::Error::other(e.to_string()),
-            )
-        })?;
-        let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".device-id.")
-            .tempfile_in(&self.data)
-            .map_err(|e| Error::io("create temp file in", &self.data, e))?;
-        writeln!(tmp, "{id}").map_err(|e| Error::io("write device id", &path, e))?;
-        match tmp.persist_noclobber(&path) {
-            Ok(_) => Ok(id),
-            // Another process created it first: use theirs.
-            Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => self
-                .existing_device_id()?
-                .ok_or_else(|| Error::io("read device id", &path, e.error)),
-            Err(e) => Err(Error::io("create device id", &path, e.error)),
-        }
+        Ok(DeviceKey { key, id })
     }
 
     /// The advisory lock file for record `file` in the presence directory
@@ -171,6 +232,59 @@ impl LocalDirs {
             .map_err(|e| Error::io("write clock estimates", &path, io::Error::other(e)))?;
         write_small(&self.state, "clocks.json", &json, "write clock estimates")
     }
+}
+
+/// This device's signing identity ([`LocalDirs::device_key`]).
+pub(crate) struct DeviceKey {
+    /// The private key.
+    pub key: ed25519_dalek::SigningKey,
+    /// The id derived from its public half.
+    pub id: String,
+}
+
+impl std::fmt::Debug for DeviceKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the private key, not even in a debug print.
+        f.debug_struct("DeviceKey").field("id", &self.id).finish()
+    }
+}
+
+/// A small local text file: `None` when it is absent.
+fn read_text(path: &Path, op: &'static str) -> Result<Option<String>> {
+    match read_small(path, 4096) {
+        Ok(Some(bytes)) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Ok(None) => match fs::symlink_metadata(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            _ => Err(Error::DeviceId {
+                path: path.to_path_buf(),
+                message: "not a small regular file of this user; move it away and it is made again"
+                    .into(),
+            }),
+        },
+        Err(e) => Err(Error::io(op, path, e)),
+    }
+}
+
+/// The 32-byte seed in the device key file: 64 hex digits.
+fn read_seed(path: &Path) -> Result<Option<[u8; 32]>> {
+    let Some(text) = read_text(path, "read device key")? else {
+        return Ok(None);
+    };
+    let hex = text.trim();
+    let bad = || Error::DeviceId {
+        path: path.to_path_buf(),
+        message: "expected 64 hex digits (this device's private key); move the file away to \
+                  make a new key, and this device gets a new id"
+            .into(),
+    };
+    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(bad());
+    }
+    let mut seed = [0u8; 32];
+    for (i, byte) in seed.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+    }
+    Ok(Some(seed))
 }
 
 /// Takes the advisory lock on `path` (created 0600), blocking; released when
@@ -268,9 +382,50 @@ mod tests {
         let dirs = LocalDirs::under(tmp.path());
         assert_eq!(dirs.existing_device_id().unwrap(), None);
         let a = dirs.device_id().unwrap();
-        assert_eq!(a.len(), 32);
+        assert!(crate::identity::is_key_id(&a), "{a}");
         assert_eq!(dirs.device_id().unwrap(), a);
-        assert_eq!(dirs.existing_device_id().unwrap(), Some(a));
+        assert_eq!(dirs.existing_device_id().unwrap(), Some(a.clone()));
+        // The id is the key's.
+        let key = dirs.device_key().unwrap();
+        assert_eq!(crate::identity::key_id(&key.key.verifying_key()), a);
+        let mode = fs::metadata(dirs.device_key_file()).unwrap().permissions();
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+            0o600
+        );
+        assert!(!format!("{key:?}").contains(&format!("{:?}", key.key.to_bytes())));
+    }
+
+    #[test]
+    fn a_random_id_moves_to_the_keys_and_is_kept_as_the_previous_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dirs = LocalDirs::under(tmp.path());
+        fs::create_dir_all(&dirs.data).unwrap();
+        let old = "0123456789abcdef0123456789abcdef";
+        fs::write(dirs.device_id_file(), format!("{old}\n")).unwrap();
+        // Reading does not move it.
+        assert_eq!(dirs.existing_device_id().unwrap().as_deref(), Some(old));
+        assert!(!dirs.device_key_file().exists());
+        let new = dirs.device_id().unwrap();
+        assert_ne!(new, old);
+        assert_eq!(dirs.existing_device_id().unwrap(), Some(new.clone()));
+        assert_eq!(dirs.previous_device_id().as_deref(), Some(old));
+        // Kept once: a later start does not overwrite it.
+        assert_eq!(dirs.device_id().unwrap(), new);
+        assert_eq!(dirs.previous_device_id().as_deref(), Some(old));
+    }
+
+    #[test]
+    fn a_damaged_key_is_an_error_naming_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dirs = LocalDirs::under(tmp.path());
+        fs::create_dir_all(&dirs.data).unwrap();
+        fs::write(dirs.device_key_file(), "short").unwrap();
+        let err = dirs.device_id().unwrap_err().to_string();
+        assert!(
+            err.contains("device-key") && err.contains("64 hex"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -279,11 +434,14 @@ mod tests {
         let dirs = LocalDirs::under(tmp.path());
         fs::create_dir_all(&dirs.data).unwrap();
         fs::write(dirs.device_id_file(), "garbage").unwrap();
-        let err = dirs.device_id().unwrap_err().to_string();
+        let err = dirs.existing_device_id().unwrap_err().to_string();
         assert!(
-            err.contains("device-id") && err.contains("delete it"),
+            err.contains("device-id") && err.contains("delete the file"),
             "{err}"
         );
+        // The key decides: a first write replaces the damaged id with its own.
+        let id = dirs.device_id().unwrap();
+        assert_eq!(dirs.existing_device_id().unwrap(), Some(id));
     }
 
     #[test]

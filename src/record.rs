@@ -56,6 +56,14 @@ pub struct Record {
     /// Writer instance; the first part of the file name.
     #[serde(default, deserialize_with = "lenient::string")]
     pub instance_id: String,
+    /// The writer's Ed25519 public key (base64url), for a record that signs
+    /// (extension; see [`crate::identity`]).
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "lenient::string"
+    )]
+    pub key: String,
     /// Small extra labels.
     #[serde(default, deserialize_with = "lenient::metadata")]
     pub metadata: BTreeMap<String, String>,
@@ -80,6 +88,14 @@ pub struct Record {
     /// Stored/durable session id; defaults to `session_id`.
     #[serde(default, deserialize_with = "lenient::string")]
     pub session_key: String,
+    /// Signature of every other field by `key` (extension; see
+    /// [`crate::identity`]).
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "lenient::string"
+    )]
+    pub sig: String,
     /// Where the session came from (`cli`, `telegram`, …).
     #[serde(default, deserialize_with = "lenient::string")]
     pub source: String,
@@ -118,6 +134,7 @@ impl Record {
             expires_at: None,
             host: String::new(),
             instance_id: String::new(),
+            key: String::new(),
             metadata: BTreeMap::new(),
             model: String::new(),
             owner_start: None,
@@ -126,6 +143,7 @@ impl Record {
             seq: 0,
             session_key: session_id.clone(),
             session_id,
+            sig: String::new(),
             source: String::new(),
             started_at: None,
             status: String::new(),
@@ -168,6 +186,14 @@ impl Record {
     /// the watcher compares it.
     pub fn life(&self) -> Life<'_> {
         (&self.instance_id, &self.session_id, self.started_at)
+    }
+
+    /// Who speaks for this record, as dedupe keys its group and life: its
+    /// key-derived `device_id`, or the one unsigned author (see
+    /// [`crate::identity::author`]). Whether the claim holds is the
+    /// reader's [`crate::identity::Verdict`].
+    pub(crate) fn author(&self) -> &str {
+        crate::identity::author(&self.device_id)
     }
 
     /// Enforces the write limits: strings are cut to their limit (each cut is
@@ -226,7 +252,8 @@ impl Record {
                 ));
             }
         }
-        let len = self.to_json().len();
+        // Room for what signing adds (`key`, `sig`, a key-derived id).
+        let len = self.to_json().len() + crate::identity::SIGNED_EXTRA_BYTES;
         if len > MAX_FILE_BYTES {
             return Err(invalid(
                 "record",

@@ -48,6 +48,14 @@ pub struct Row {
     /// With `--all`, on losers: `older`, `lower_seq` or `file_name`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lost_because: Option<LossReason>,
+    /// Whether the record is signed by the key its `device_id` is derived
+    /// from. Rows carry this instead of the record's `key` and `sig`.
+    pub verified: bool,
+    /// With `--all`: why a record that claims a key-derived `device_id`
+    /// does not prove it (`no_key`, `key_mismatch`, `no_signature`,
+    /// `not_canonical`, `bad_signature`). A forged record speaks for nobody.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forged: Option<&'static str>,
     /// Fields that carried credentials in the file and were redacted for display.
     #[serde(skip)]
     pub redactions: Vec<Redaction>,
@@ -115,6 +123,8 @@ impl Row {
             superseded_by: Some(String::new()),
             lost_because: Some(LossReason::Older),
             writer_offset_s: None,
+            verified: false,
+            forged: Some(""),
             redactions: Vec::new(),
         };
         match serde_json::to_value(&row) {

@@ -48,7 +48,7 @@ pub(crate) fn older_than(path: &Path, age: std::time::Duration) -> bool {
 /// Larger cache files are ignored (about 600 000 files).
 const MAX_BYTES: u64 = 64 << 20;
 
-const MAGIC: &[u8; 8] = b"PRSCAN\x00\x02";
+const MAGIC: &[u8; 8] = b"PRSCAN\x00\x03";
 const HEADER: usize = 8 + 16 + 16 + 4 + 4 + 4;
 const ENTRY: usize = 100;
 
@@ -225,6 +225,8 @@ impl Cache {
             started: time_at(b, at + 64)?,
             seq: u64_at(b, at + 72)?,
             ended: flags & 1 != 0,
+            // A byte no verdict has: the entry is not this cache's.
+            verdict: crate::identity::Verdict::from_code((flags >> 8) as u8)?,
             label: self.string(u32_at(b, at + 84)?)?,
             device: self.string(u32_at(b, at + 88)?)?,
             session: self.string(u32_at(b, at + 92)?)?,
@@ -360,7 +362,8 @@ pub(crate) fn save(
         ] {
             body.extend_from_slice(&n.to_le_bytes());
         }
-        for n in [u32::from(f.ended), label, device, session, session_key] {
+        let flags = u32::from(f.ended) | u32::from(f.verdict.code()) << 8;
+        for n in [flags, label, device, session, session_key] {
             body.extend_from_slice(&n.to_le_bytes());
         }
         count += 1;
@@ -416,6 +419,11 @@ mod tests {
                 device: "dev".into(),
                 session: session.into(),
                 session_key: format!("key-{session}").into(),
+                verdict: if ino.is_multiple_of(3) {
+                    crate::identity::Verdict::Verified
+                } else {
+                    crate::identity::Verdict::Forged(crate::identity::Forgery::BadSignature)
+                },
             },
         }
     }
@@ -451,8 +459,14 @@ mod tests {
             (Some(10.0), None, Some(1.5))
         );
         assert_eq!(
-            (f.group, f.life, f.seq, f.ended),
-            (Digest::from_raw(3), Digest::from_raw(5), 1, false)
+            (f.group, f.life, f.seq, f.ended, f.verdict),
+            (
+                Digest::from_raw(3),
+                Digest::from_raw(5),
+                1,
+                false,
+                crate::identity::Verdict::Forged(crate::identity::Forgery::BadSignature)
+            )
         );
         let (_, f) = found.get(0, fresh("b.json", 2, "").key).unwrap();
         assert!(f.ended);

@@ -334,6 +334,11 @@ pub fn run(ctx: &Ctx, args: ListArgs) -> anyhow::Result<Exit> {
         .list(opts, presence::unix_now())
         .with_context(|| format!("cannot list {}", output::dirs_shown(registry.profile())))?;
     listing.rows.retain(|r| args.keeps(r));
+    if !args.json {
+        // A forged record is shown only as data (`--all --json`) and by
+        // `doctor`, which names its file: never on a row that looks real.
+        listing.rows.retain(|r| r.forged.is_none());
+    }
     args.sort(&mut listing.rows);
     report(ctx, &registry, listing.dir_exists, &listing.skipped);
     for row in &listing.rows {

@@ -299,6 +299,8 @@ mod tests {
             superseded_by: None,
             writer_offset_s: None,
             lost_because: None,
+            verified: false,
+            forged: None,
             redactions: Vec::new(),
         }
     }

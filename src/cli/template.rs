@@ -154,6 +154,8 @@ mod tests {
             expires_in_s: Some(89.0),
             superseded_by: None,
             lost_because: None,
+            verified: false,
+            forged: None,
             writer_offset_s: None,
             redactions: Vec::new(),
         }

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 pub(crate) struct Digest(u64);
 
 impl Digest {
-    fn of(parts: [&str; 3], started: Option<f64>) -> Digest {
+    fn of<const N: usize>(parts: [&str; N], started: Option<f64>) -> Digest {
         let [k0, k1] = digest_key();
         let mut h = siphasher::sip::SipHasher13::new_with_keys(k0, k1);
         for part in parts {
@@ -38,16 +38,21 @@ impl Digest {
         self.0
     }
 
-    /// The digest of a group key (see [`Record::group_key`]).
-    pub(crate) fn group((profile, client, target): (&str, &str, &str)) -> Digest {
-        Digest::of([profile, client, target], None)
+    /// The digest of a group key (see [`Record::group_key`]) of records by
+    /// `author` ([`crate::identity::author`]): a device's records never
+    /// share a group with another device's, nor signed ones with unsigned.
+    pub(crate) fn group(author: &str, (profile, client, target): (&str, &str, &str)) -> Digest {
+        Digest::of([author, profile, client, target], None)
     }
 
-    /// The digest of a life.
-    pub(crate) fn life((instance, session, started_at): crate::record::Life<'_>) -> Digest {
-        // A distinct first part keeps a life from ever equalling a group.
+    /// The digest of a life of `author`'s: only its author's tombstone ends it.
+    pub(crate) fn life(
+        author: &str,
+        (instance, session, started_at): crate::record::Life<'_>,
+    ) -> Digest {
+        // A distinct last part keeps a life from ever equalling a group.
         Digest::of(
-            [instance, session, "\u{1}life"],
+            [author, instance, session, "\u{1}life"],
             Some(started_at.unwrap_or(f64::NAN)),
         )
     }

@@ -1,6 +1,7 @@
 //! The facts of one file: the few fields of a record that dedupe and
 //! liveness read, and its group and life as digests.
 use super::Digest;
+use crate::identity::Verdict;
 use crate::record::{Probe, clip};
 
 /// The facts of one record file: what dedupe and liveness need of it.
@@ -24,14 +25,17 @@ pub(crate) struct Facts<S> {
     pub session: S,
     /// The session key as `show` matches it (clipped; the id when none).
     pub session_key: S,
+    /// Whether the file proves its author (see [`crate::identity`]).
+    pub verdict: Verdict,
 }
 
 impl<'a> Facts<&'a str> {
-    /// What `probe` says, as the cache keeps it.
-    pub(crate) fn of(probe: &'a Probe<'a>) -> Facts<&'a str> {
+    /// What `probe` of a file whose verdict is `verdict` says, as the
+    /// cache keeps it.
+    pub(crate) fn of(probe: &'a Probe<'a>, verdict: Verdict) -> Facts<&'a str> {
         Facts {
-            group: Digest::group(probe.group_key()),
-            life: Digest::life(probe.life()),
+            group: Digest::group(probe.author(), probe.group_key()),
+            life: Digest::life(probe.author(), probe.life()),
             updated: probe.updated_at,
             expires: probe.expires_at,
             ended: probe.ended_at.is_some(),
@@ -41,6 +45,7 @@ impl<'a> Facts<&'a str> {
             device: probe.device_id(),
             session: clip(probe.session_id()),
             session_key: clip(probe.session_key()),
+            verdict,
         }
     }
 
@@ -72,6 +77,7 @@ impl<S> Facts<S> {
             device: f(&self.device),
             session: f(&self.session),
             session_key: f(&self.session_key),
+            verdict: self.verdict,
         }
     }
 

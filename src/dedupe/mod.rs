@@ -277,8 +277,12 @@ pub(crate) fn describe<T>(
         record.ended_at.is_some(),
         state,
     );
-    let life = Digest::life(record.life());
-    (Digest::group(record.group_key()), life, copy)
+    let life = Digest::life(record.author(), record.life());
+    (
+        Digest::group(record.author(), record.group_key()),
+        life,
+        copy,
+    )
 }
 
 /// Why a file lost to its group's winner.
@@ -299,6 +303,9 @@ pub enum LossReason {
     LifeEnded,
     /// Newer, but of a life that is not live; a live life wins.
     NotLive,
+    /// It claims a device id it does not prove: it decides nothing and
+    /// wins nothing (`forged` says why).
+    Forged,
 }
 
 impl LossReason {
@@ -311,6 +318,7 @@ impl LossReason {
             LossReason::Directory => "directory",
             LossReason::LifeEnded => "life_ended",
             LossReason::NotLive => "not_live",
+            LossReason::Forged => "forged",
         }
     }
 }

@@ -98,6 +98,10 @@ pub(crate) struct Probe<'a> {
     _host: Cow<'a, str>,
     #[serde(default, borrow, deserialize_with = "lenient::cow")]
     instance_id: Cow<'a, str>,
+    #[serde(default, borrow, rename = "key", deserialize_with = "lenient::cow")]
+    _key: Cow<'a, str>,
+    #[serde(default, borrow, rename = "sig", deserialize_with = "lenient::cow")]
+    _sig: Cow<'a, str>,
     #[serde(
         default,
         rename = "metadata",
@@ -163,6 +167,11 @@ impl<'a> Probe<'a> {
     /// The writer's device.
     pub fn device_id(&self) -> &str {
         &self.device_id
+    }
+
+    /// The author, as [`Record::author`] says it.
+    pub fn author(&self) -> &str {
+        crate::identity::author(&self.device_id)
     }
 
     /// The life, as [`Record::life`] defines it.

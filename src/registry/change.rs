@@ -167,7 +167,12 @@ impl Registry {
         let (change, out) = decide(&current)?;
         let done = match change {
             Change::Leave => Done::Left,
-            Change::Write(record) => {
+            Change::Write(mut record) => {
+                // Every record this device writes is signed as this
+                // device's, whatever `device_id` the caller's base carried
+                // (a record written before this device had a key moves to
+                // the key's id at its next write).
+                crate::identity::sign(&mut record, &self.device_key()?.key);
                 let entry = ledger_entry(file, &record);
                 if let Some(m) = &current.mine
                     && m.life == entry.life

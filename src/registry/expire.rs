@@ -95,7 +95,7 @@ impl Registry {
         let pass = Pass::begin(self, ShowSet::All);
         let mut learned = crate::clock::Clocks::default();
         for e in &scan.entries {
-            pass.judge_record(&mut learned, &e.record, e.ctime, now);
+            pass.judge_record(&mut learned, &e, now);
         }
         let writer = |e: &Entry| pass.clock(&e.record.device_id, now);
         let plan = decide(

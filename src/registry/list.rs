@@ -376,10 +376,7 @@ impl Registry {
             all_exist &= scan.exists;
             skipped.extend(self.qualify(at, scan.skipped));
             for e in scan.entries {
-                if pass
-                    .judge_record(&mut learned, &e.record, e.ctime, now)
-                    .is_some()
-                {
+                if pass.judge_record(&mut learned, &e, now).is_some() {
                     entries.push((at, e));
                 }
             }
@@ -405,7 +402,15 @@ impl Registry {
         pass: &Pass,
     ) -> Vec<Row> {
         let mut reducer = Reducer::new(true);
+        let mut forged = Vec::new();
         for (at, e) in entries {
+            if !e.verdict.counts() {
+                // Decides nothing; `--all` shows it on a row of its own.
+                if opts.all {
+                    forged.push(self.row(e, at, &owns[at], now, pass));
+                }
+                continue;
+            }
             let clock = pass.clock(&e.record.device_id, now);
             let (key, life, mut copy) = dedupe::describe(&e.record, &e.file, e.ctime, now, clock);
             copy.dir = at;
@@ -438,6 +443,10 @@ impl Registry {
             }
             groups.push(rows);
         }
+        groups.extend(forged.into_iter().map(|mut r| {
+            r.lost_because = Some(LossReason::Forged);
+            vec![r]
+        }));
         groups.sort_by(|a, b| a[0].listing_order(&b[0]));
         groups.into_iter().flatten().collect()
     }

@@ -60,6 +60,8 @@ pub struct Registry {
     pub(crate) dir: store::SharedDir,
     /// Every directory the profile reads, `dir` first (see [`Profile::dirs`]).
     pub(crate) dirs: Vec<store::SharedDir>,
+    /// This device's signing key, loaded (or made) at the first write.
+    key: std::sync::Arc<std::sync::OnceLock<crate::local::DeviceKey>>,
 }
 
 impl Registry {
@@ -80,6 +82,7 @@ impl Registry {
             profile,
             local,
             host: local::hostname(),
+            key: Default::default(),
         }
     }
 
@@ -178,7 +181,18 @@ impl Registry {
             profile,
             local: self.local.clone(),
             host: self.host.clone(),
+            key: self.key.clone(),
         }
+    }
+
+    /// This device's signing key and id (made on first use; see
+    /// [`LocalDirs::device_key`]), loaded once per registry.
+    pub(crate) fn device_key(&self) -> Result<&crate::local::DeviceKey> {
+        if let Some(k) = self.key.get() {
+            return Ok(k);
+        }
+        let k = self.local.device_key()?;
+        Ok(self.key.get_or_init(|| k))
     }
 
     /// The labels this registry shows, given the options.
@@ -205,6 +219,9 @@ impl Registry {
         let state = liveness::state(&e.record, e.ctime, now, clock);
         let local = own.is_mine(&e.file, e.kind, &e.record);
         let mut record = e.record;
+        // The row says `verified`; the proof itself is the file's.
+        record.key.clear();
+        record.sig.clear();
         // Redact the whole strings, then cut: the other order can leave half
         // a token that no rule recognises.
         let redactions = redact::redact_record(&mut record);
@@ -226,6 +243,8 @@ impl Registry {
                 WriterClock::Known { offset, .. } => Some(round_ms(offset)),
                 WriterClock::Unknown { .. } => None,
             },
+            verified: e.verdict.verified(),
+            forged: e.verdict.forgery().map(crate::identity::Forgery::name),
             redactions,
             record,
         };

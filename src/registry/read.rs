@@ -16,10 +16,10 @@ use crate::clock::Clocks;
 use crate::config::ShowSet;
 use crate::dedupe::Facts;
 use crate::liveness::{self, State, WriterClock};
-use crate::record::{Probe, Record};
+use crate::record::Probe;
 use crate::registry::Registry;
 use crate::scan_cache::{FileKey, Lookup};
-use crate::store::{Dir, Names, Raw, ScanReport, SkipReason, Stamp};
+use crate::store::{Dir, Entry, Names, Raw, ScanReport, SkipReason, Stamp};
 
 /// One read of the directories; see the module docs. A watcher keeps one
 /// for as long as it runs, each batch ending with [`Pass::end`].
@@ -66,6 +66,11 @@ impl Pass {
         ctime: f64,
         now: f64,
     ) -> Option<State> {
+        // A forged file speaks for nobody: it teaches no clock and no
+        // reader of facts shows it (`list --all` shows it from its entry).
+        if !f.verdict.counts() {
+            return None;
+        }
         if let Some(updated) = f.updated {
             learned.learn(f.device, ctime, updated);
         }
@@ -73,15 +78,19 @@ impl Pass {
             .then(|| liveness::state_of(f.times(), ctime, now, self.clock(f.device, now)))
     }
 
-    /// [`judge`](Self::judge) for a record read in full.
+    /// [`judge`](Self::judge) for a record read in full: `None` for a label
+    /// the pass does not show. A forged record is judged (`list --all`
+    /// shows it, `expire` may delete it) but teaches nothing.
     pub(crate) fn judge_record(
         &self,
         learned: &mut Clocks,
-        record: &Record,
-        ctime: f64,
+        entry: &Entry,
         now: f64,
     ) -> Option<State> {
-        learned.learn_record(record, ctime);
+        let (record, ctime) = (&entry.record, entry.ctime);
+        if entry.verdict.counts() {
+            learned.learn_record(record, ctime);
+        }
         self.shows(&record.profile)
             .then(|| liveness::state(record, ctime, now, self.clock(&record.device_id, now)))
     }
@@ -159,7 +168,8 @@ pub(crate) fn each_file<'c, S: Send>(
     });
     let fold = |s: &mut S, file: u32, raw: Raw<'_>| {
         let probe = Probe::parse(raw.bytes).map_err(SkipReason::Unparseable)?;
-        let facts = Facts::of(&probe);
+        let verdict = crate::identity::verdict_of(probe.device_id(), raw.bytes);
+        let facts = Facts::of(&probe, verdict);
         read(s, Probed { file, facts, raw });
         Ok(())
     };

@@ -17,6 +17,8 @@ pub(crate) struct Entry {
     pub stamp: Stamp,
     /// The parsed record.
     pub record: Record,
+    /// Whether the file proves its author ([`crate::identity::verify`]).
+    pub verdict: crate::identity::Verdict,
 }
 
 /// Which file a directory entry was when it was judged, and enough of what

@@ -128,6 +128,7 @@ impl Raw<'_> {
             kind: self.kind,
             ctime: self.ctime,
             stamp: self.stamp,
+            verdict: crate::identity::verdict_of(&record.device_id, self.bytes),
             record,
         })
     }

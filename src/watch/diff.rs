@@ -79,7 +79,7 @@ pub(crate) type Key = crate::dedupe::Digest;
 
 #[cfg(test)]
 fn key(row: &Row) -> Key {
-    crate::dedupe::Digest::group(row.record.group_key())
+    crate::dedupe::Digest::group(row.record.author(), row.record.group_key())
 }
 
 /// The live set and, for reasons of departure, every session that still
@@ -171,7 +171,7 @@ fn changed_fields(old: &Row, new: &Row) -> Vec<&'static str> {
 /// published again between two looks, or taken over by another writer
 /// instance): another [`Record::life`](crate::record::Record::life).
 fn new_life(before: &Row, after: &Row) -> bool {
-    before.record.life() != after.record.life()
+    before.record.life() != after.record.life() || before.record.author() != after.record.author()
 }
 
 /// The live groups of `live` in listing order.
@@ -268,6 +268,8 @@ mod tests {
             expires_in_s: Some(10.0),
             superseded_by: None,
             lost_because: None,
+            verified: false,
+            forged: None,
             writer_offset_s: None,
             redactions: Vec::new(),
         }

@@ -151,15 +151,21 @@ fn scenario(poll: Option<Duration>) {
     ahead.set(121.0);
     assert_eq!(collect(&mut w, 1), ["down short@b Expired"]);
 
-    // A successor on the same endpoint.
+    // A successor on the same endpoint, from the same device.
     let mut run1 = req("run1");
     run1.endpoint = Some("tmux://h/main".into());
     d.b.publish(&run1, crate::local::unix_now()).unwrap();
     assert_eq!(collect(&mut w, 1), ["up run1@b"]);
     let mut run2 = req("run2");
     run2.endpoint = Some("tmux://h/main".into());
-    d.a.publish(&run2, crate::local::unix_now()).unwrap();
-    assert_eq!(collect(&mut w, 2), ["down run1@b Superseded", "up run2@a"]);
+    d.b.publish(&run2, crate::local::unix_now()).unwrap();
+    assert_eq!(collect(&mut w, 2), ["down run1@b Superseded", "up run2@b"]);
+    // Another device on that endpoint hides nothing: a device speaks only
+    // for itself.
+    let mut run3 = req("run3");
+    run3.endpoint = Some("tmux://h/main".into());
+    d.a.publish(&run3, crate::local::unix_now()).unwrap();
+    assert_eq!(collect(&mut w, 1), ["up run3@a"]);
 }
 
 #[test]
@@ -572,6 +578,8 @@ fn two_directories_agree_with_list(poll: Option<Duration>) {
     let mut newer = s1[0].record.clone();
     newer.status = "newer".into();
     newer.seq += 1;
+    // Signed by its writer, as a rewrite of it would be.
+    crate::identity::sign(&mut newer, &d.a.device_key().unwrap().key);
     std::fs::write(other.join(&name), newer.to_json()).unwrap();
     let rows = check(&mut w, "a newer copy in the other directory");
     assert!(rows.iter().any(|r| r.0 == name && r.1 == 1), "{rows:?}");

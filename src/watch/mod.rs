@@ -323,7 +323,8 @@ impl Watcher {
                         Ok(Some((stamp, bytes))) => {
                             let probe = Probe::parse(bytes).ok();
                             let judged = probe.as_ref().and_then(|p| {
-                                let f = Facts::of(p);
+                                let verdict = crate::identity::verdict_of(p.device_id(), bytes);
+                                let f = Facts::of(p, verdict);
                                 let state =
                                     pass.judge(&mut batch.learned, &f, stamp.ctime(), now)?;
                                 Some((
