@@ -683,3 +683,89 @@ fn setup_never_reads_through_a_planted_symlink() {
     assert_eq!(std::fs::read_to_string(&toml_target).unwrap(), toml);
     assert_eq!(files_containing(&sync, SECRET), Vec::<PathBuf>::new());
 }
+
+/// Another device shares the records directory, so it can put anything in
+/// it: here a `.stfolder`, to pass the records directory off as the
+/// Syncthing folder's root, and a `.stignore` that is a symbolic link to a
+/// key of this device (`../../.ssh/id_ed25519`). Setup takes the real root
+/// (Syncthing's configuration names it, and, without that, the outermost
+/// `.stfolder`), edits only its `.stignore`, and never reads, copies or
+/// changes the key; doctor judges the real root's patterns too.
+#[test]
+fn setup_takes_no_root_from_marks_planted_in_the_records_directory() {
+    const SECRET: &str = "-----BEGIN OPENSSH PRIVATE KEY----- 9c1e77d2";
+    let w = World::new();
+    let (d, sync) = syncthing_home(&w);
+    let sc = Systemctl::new(&w, false);
+    let home = d.root.join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    let key = home.join(".ssh/id_ed25519");
+    std::fs::write(&key, format!("{SECRET}\n")).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let dir = sync.join("presence");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir(dir.join(".stfolder")).unwrap();
+    std::os::unix::fs::symlink("../../.ssh/id_ed25519", dir.join(".stignore")).unwrap();
+    let dir_arg = dir.display().to_string();
+    let planted = |dir: &Path| std::fs::read_link(dir.join(".stignore")).unwrap();
+    let unchanged = |r: &Run| {
+        assert!(
+            !r.stdout.contains(SECRET) && !r.stderr.contains(SECRET),
+            "{}{}",
+            r.stdout,
+            r.stderr
+        );
+        assert_eq!(planted(&dir), Path::new("../../.ssh/id_ed25519"));
+        assert_eq!(
+            std::fs::read_to_string(&key).unwrap(),
+            format!("{SECRET}\n")
+        );
+        let mode = std::fs::metadata(&key).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(
+            files_containing(&sync, "PRIVATE KEY"),
+            Vec::<PathBuf>::new()
+        );
+    };
+
+    let r = setup(&d, &sc, &["--yes", "--no-timer", "--dir", &dir_arg]).success();
+    unchanged(&r);
+    let root_stignore = sync.join(".stignore");
+    let text = std::fs::read_to_string(&root_stignore).unwrap();
+    assert!(
+        text.starts_with(&format!("{}\n(?d).*.tmp\n", text.lines().next().unwrap()))
+            && text.ends_with(STIGNORE),
+        "{text}"
+    );
+    assert!(
+        r.stdout.contains(&format!(
+            "temp files are kept out of the sync ({})",
+            root_stignore.display()
+        )),
+        "{}",
+        r.stdout
+    );
+    let r = setup(&d, &sc, &["--uninstall", "--yes"]).success();
+    unchanged(&r);
+    assert_eq!(std::fs::read_to_string(&root_stignore).unwrap(), STIGNORE);
+
+    // Without Syncthing's configuration the outermost `.stfolder` decides,
+    // and a plain planted `.stignore` is not edited either.
+    std::fs::remove_file(d.root.join("config/syncthing/config.xml")).unwrap();
+    let r = setup(&d, &sc, &["--yes", "--no-timer", "--dir", &dir_arg]).success();
+    unchanged(&r);
+    assert!(
+        std::fs::read_to_string(&root_stignore)
+            .unwrap()
+            .contains("\n(?d).*.tmp\n")
+    );
+    std::fs::remove_file(dir.join(".stignore")).unwrap();
+    std::fs::write(dir.join(".stignore"), "// planted\n").unwrap();
+    std::fs::write(&root_stignore, STIGNORE).unwrap();
+    let r = setup(&d, &sc, &["--yes", "--no-timer", "--dir", &dir_arg]).success();
+    assert!(r.stdout.contains(&root_stignore.display().to_string()));
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".stignore")).unwrap(),
+        "// planted\n"
+    );
+}
