@@ -769,3 +769,41 @@ fn setup_takes_no_root_from_marks_planted_in_the_records_directory() {
         "// planted\n"
     );
 }
+
+/// A configuration kept in a dotfiles repository, linked into place: setup
+/// edits the file the link leads to (as an editor does) and the link stays.
+#[test]
+fn setup_edits_a_symlinked_config_where_it_leads() {
+    let w = World::new();
+    let (d, sync) = syncthing_home(&w);
+    let sc = Systemctl::new(&w, false);
+    let dotfiles = d.root.join("home/dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    let target = dotfiles.join("presence.toml");
+    std::fs::write(&target, CONFIG).unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = d.config_path();
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink("../../home/dotfiles/presence.toml", &link).unwrap();
+    let dir = sync.join("presence").display().to_string();
+
+    let r = setup(&d, &sc, &["--yes", "--no-timer", "--dir", &dir]).success();
+    assert!(
+        r.stdout.contains(&target.display().to_string()),
+        "{}",
+        r.stdout
+    );
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        CONFIG.replace(
+            "ttl = \"90s\"\n",
+            "ttl = \"90s\"\ndir = \"~/Sync/presence\"\n"
+        )
+    );
+    let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let r = setup(&d, &sc, &["--yes", "--no-timer"]).success();
+    assert!(r.stdout.starts_with("nothing to change"), "{}", r.stdout);
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+}

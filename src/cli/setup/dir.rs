@@ -145,3 +145,9 @@ pub(super) fn syncthing_root(dir: &Path, home: &Path) -> Option<PathBuf> {
             .map(|f| f.root)
     })
 }
+
+/// The root of the synced folder that holds `dir`, where any device may
+/// have put a file (or a symbolic link): Syncthing's, else any engine's.
+pub(super) fn synced_root(dir: &Path, home: &Path) -> Option<PathBuf> {
+    syncthing_root(dir, home).or_else(|| engine::find(dir).map(|f| f.root))
+}

@@ -145,7 +145,14 @@ pub fn run(ctx: &Ctx, args: SetupArgs) -> anyhow::Result<Exit> {
         let mut check = base.clone();
         check.dir = Some(dir.clone());
         Profile::resolve(&check, &ctx.local).context("cannot use that directory")?;
-        let mut plan = config::config_plan(&config_path, &current.name, &dir, &ctx.local.home)?;
+        let synced = dir::synced_root(&dir, &ctx.local.home);
+        let mut plan = config::config_plan(
+            &config_path,
+            &current.name,
+            &dir,
+            synced.as_deref(),
+            &ctx.local.home,
+        )?;
         if !dir.exists() {
             plan.push(Change {
                 what: format!("create {} (mode 0700)", dir.display()),
