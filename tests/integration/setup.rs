@@ -59,7 +59,12 @@ impl Systemctl {
 }
 
 fn setup(d: &Device, sc: &Systemctl, args: &[&str]) -> Run {
-    let mut cmd = d.cmd();
+    setup_by(d, sc, Path::new(env!("CARGO_BIN_EXE_presence")), args)
+}
+
+/// `setup` run by the binary at `bin` (a copy of presence's).
+fn setup_by(d: &Device, sc: &Systemctl, bin: &Path, args: &[&str]) -> Run {
+    let mut cmd = d.program(bin);
     let path = format!(
         "{}:{}",
         sc.bin.display(),
@@ -806,4 +811,252 @@ fn setup_edits_a_symlinked_config_where_it_leads() {
     let r = setup(&d, &sc, &["--yes", "--no-timer"]).success();
     assert!(r.stdout.starts_with("nothing to change"), "{}", r.stdout);
     assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+}
+
+const LEGACY_UNIT_MARK: &str =
+    "# Installed by `presence setup`; `presence setup --uninstall` removes it.";
+
+/// Units setup wrote are updated and removed; a unit the user edited, or one
+/// setup did not write, is left alone (and said) unless `--force`, and
+/// `--uninstall` removes only setup's own.
+#[test]
+fn setup_leaves_units_the_user_edited_alone() {
+    let w = World::new();
+    let (d, sync) = syncthing_home(&w);
+    let sc = Systemctl::new(&w, false);
+    let dir = sync.join("presence").display().to_string();
+    let args = ["--yes", "--timer", "systemd", "--dir", &dir];
+    let units = d.root.join("config/systemd/user");
+    let unit = |name: &str| units.join(name);
+    let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_presence")).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+
+    // Units from an earlier version (its marker, no digest) are setup's:
+    // updated, not left alone.
+    std::fs::create_dir_all(&units).unwrap();
+    for name in [
+        "presence-refresh.service",
+        "presence-refresh.timer",
+        "presence-expire.service",
+        "presence-expire.timer",
+    ] {
+        let shipped = std::fs::read_to_string(root.join("docs/systemd").join(name)).unwrap();
+        let body = shipped.replace(
+            "\nExecStart=presence ",
+            &format!("\nExecStart={} ", bin.display()),
+        );
+        std::fs::write(unit(name), format!("{LEGACY_UNIT_MARK}\n{body}")).unwrap();
+    }
+    let r = setup(&d, &sc, &args).success();
+    assert_eq!(r.stdout.matches("\nupdate ").count(), 4, "{}", r.stdout);
+    assert!(!r.stdout.contains("left "), "{}", r.stdout);
+    let ours = std::fs::read_to_string(unit("presence-refresh.service")).unwrap();
+    assert!(
+        ours.starts_with("# Installed by `presence setup` (digest "),
+        "{ours}"
+    );
+
+    // One edited, one replaced by the user's own.
+    let edited = ours.replace("--all-profiles", "--all-profiles --verbose");
+    std::fs::write(unit("presence-refresh.service"), &edited).unwrap();
+    let own = "[Unit]\nDescription=mine\n[Timer]\nOnCalendar=hourly\n";
+    std::fs::write(unit("presence-expire.timer"), own).unwrap();
+    let before = tree(&d.root);
+    let r = setup(&d, &sc, &args).success();
+    assert_eq!(tree(&d.root), before, "setup changed a unit the user owns");
+    for name in ["presence-refresh.service", "presence-expire.timer"] {
+        let line = format!("left {} alone: ", unit(name).display());
+        assert!(r.stdout.contains(&line), "{}", r.stdout);
+    }
+    assert!(
+        r.stdout.contains("was edited since setup wrote it"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("setup did not write it"), "{}", r.stdout);
+    assert!(r.stdout.contains("--force"), "{}", r.stdout);
+
+    // --uninstall removes setup's two and keeps the user's two.
+    let r = setup(&d, &sc, &["--uninstall", "--yes"]).success();
+    assert!(!unit("presence-refresh.timer").exists());
+    assert!(!unit("presence-expire.service").exists());
+    assert_eq!(
+        std::fs::read_to_string(unit("presence-refresh.service")).unwrap(),
+        edited
+    );
+    assert_eq!(
+        std::fs::read_to_string(unit("presence-expire.timer")).unwrap(),
+        own
+    );
+    assert!(
+        r.stdout.contains(&format!(
+            "left {} alone: setup wrote it, but it was edited since",
+            unit("presence-refresh.service").display()
+        )) && r.stdout.contains("--force"),
+        "{}",
+        r.stdout
+    );
+    // With --force the edited one goes; the user's own stays.
+    setup(&d, &sc, &["--uninstall", "--yes", "--force"]).success();
+    assert!(!unit("presence-refresh.service").exists());
+    assert_eq!(
+        std::fs::read_to_string(unit("presence-expire.timer")).unwrap(),
+        own
+    );
+    // setup --force replaces it with setup's.
+    let r = setup(&d, &sc, &[&args[..], &["--force"]].concat()).success();
+    assert!(
+        r.stdout.contains(&format!(
+            "replace {} (setup did not write it)",
+            unit("presence-expire.timer").display()
+        )),
+        "{}",
+        r.stdout
+    );
+    let timer = std::fs::read_to_string(unit("presence-expire.timer")).unwrap();
+    assert!(timer.starts_with("# Installed by `presence setup` (digest "));
+    let r = setup(&d, &sc, &args).success();
+    assert!(r.stdout.starts_with("nothing to change"), "{}", r.stdout);
+}
+
+/// What cron does with a crontab line's command before `sh` gets it: a `%`
+/// ends the command (the rest is its input), `\%` is a `%`.
+fn as_cron_runs_it(command: &str) -> String {
+    let mut out = String::new();
+    let mut chars = command.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'%') => out.push(chars.next().unwrap()),
+            '%' => break,
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A binary whose path holds a space and a `%`: the systemd units verify
+/// and start it, the crontab lines run it (as cron and as a cron that
+/// passes `\%` on would), and the launchd agents are well-formed and their
+/// command runs it.
+#[test]
+fn a_binary_path_with_a_space_and_a_percent_sign_is_quoted() {
+    let systemd_analyze = require_tool("systemd-analyze");
+    let python = require_tool("python3");
+    let w = World::new();
+    let (d, sync) = syncthing_home(&w);
+    let sc = Systemctl::new(&w, false);
+    let bin_dir = w.tmp.path().join("my tools 100%");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    let bin = bin_dir.join("presence");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_presence"), &bin).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_presence"), &bin).unwrap();
+    }
+    let dir = sync.join("presence").display().to_string();
+
+    let r = setup_by(
+        &d,
+        &sc,
+        &bin,
+        &["--yes", "--timer", "systemd", "--dir", &dir],
+    )
+    .success();
+    assert!(!r.stdout.contains("FAIL"), "{}", r.stdout);
+    let units = d.root.join("config/systemd/user");
+    let service = std::fs::read_to_string(units.join("presence-refresh.service")).unwrap();
+    let want = format!(
+        "\nExecStart=\"{}\" --quiet refresh --all-profiles\n",
+        bin.display().to_string().replace('%', "%%")
+    );
+    assert!(service.contains(&want), "{service}");
+    let files: Vec<PathBuf> = [
+        "presence-refresh.service",
+        "presence-refresh.timer",
+        "presence-expire.service",
+        "presence-expire.timer",
+    ]
+    .iter()
+    .map(|n| units.join(n))
+    .collect();
+    let out = std::process::Command::new(&systemd_analyze)
+        .arg("verify")
+        .args(&files)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !stderr.contains("presence-"),
+        "{stderr}"
+    );
+    // A path systemd refuses is refused with the fix, before anything is written.
+    let odd_dir = w.tmp.path().join("it's");
+    std::fs::create_dir_all(&odd_dir).unwrap();
+    let odd = odd_dir.join("presence");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_presence"), &odd).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_presence"), &odd).unwrap();
+    }
+    let before = tree(&d.root);
+    let r = setup_by(&d, &sc, &odd, &["--yes", "--timer", "systemd", "--force"]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("systemd refuses `'`") && r.stderr.contains("--timer"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(tree(&d.root), before);
+
+    // The crontab lines, as printed.
+    let r = setup_by(&d, &sc, &bin, &["--yes", "--timer", "cron"]).success();
+    let lines: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("* * * * * ") || l.starts_with("17 4 * * * "))
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", r.stdout);
+    let expire = lines[1].splitn(6, ' ').nth(5).unwrap();
+    for command in [as_cron_runs_it(expire), expire.to_string()] {
+        let out = d
+            .program("sh")
+            .arg("-c")
+            .arg(format!("{command} --json --dry-run"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() && out.stdout.starts_with(b"{"),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    // The launchd agents: well-formed plists whose command runs the binary.
+    let r = setup_by(&d, &sc, &bin, &["--yes", "--timer", "launchd"]).success();
+    assert!(!r.stdout.contains("left "), "{}", r.stdout);
+    let agents = d.root.join("home/Library/LaunchAgents");
+    let script = "import plistlib, sys\n\
+                  for path in sys.argv[1:]:\n    \
+                      command = plistlib.load(open(path, 'rb'))['ProgramArguments'][2]\n\
+                  print(command)";
+    let out = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .arg(agents.join("dev.presence.refresh.plist"))
+        .arg(agents.join("dev.presence.expire.plist"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let command = String::from_utf8(out.stdout).unwrap();
+    let out = d
+        .program("sh")
+        .arg("-c")
+        .arg(format!("{} --json --dry-run", command.trim_end()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && out.stdout.starts_with(b"{"),
+        "{command}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -34,6 +34,16 @@ pub(super) enum Action {
     Run(Vec<String>),
 }
 
+/// What setup says after its plan.
+pub(super) enum Note {
+    /// Said as any text is, made safe for the terminal.
+    Say(String),
+    /// A line to copy into a file (a crontab line): this program's own text
+    /// and this device's paths, with no control character, printed as it
+    /// is, since made safe its backslashes would be doubled.
+    Copy(String),
+}
+
 /// A small text file (invalid UTF-8 replaced), `None` when it does not
 /// exist. Read with the library's one bounded read: a `.stignore` is in a
 /// shared folder, and a symlink planted there must not make setup read (and
