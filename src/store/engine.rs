@@ -35,44 +35,54 @@ impl SyncFolder {
 
 /// The sync engine that manages `dir`, by the marks it leaves up the tree
 /// (`.stfolder`, `.dropbox`, …), and the folder's root.
+///
+/// The root is the outermost directory, from `dir` up, that carries a mark:
+/// below a folder's root every file is synced content that any device
+/// sharing the folder may have written, so a `.stfolder` (or `.dropbox`, …)
+/// found in `dir` itself or between it and a marked directory further up was
+/// planted there, by a buggy or hostile device, and is no root. Only where
+/// no directory above carries a mark is `dir`'s own mark its folder's root
+/// (the folder docs/syncthing.md sets up: the records directory shared by
+/// itself).
 pub fn find(dir: &Path) -> Option<SyncFolder> {
-    let mut cur = Some(dir);
-    while let Some(d) = cur {
-        let found = |engine| {
-            Some(SyncFolder {
-                engine,
-                root: d.to_path_buf(),
-            })
-        };
-        if d.join(".stfolder").exists() {
-            return found(Engine::Syncthing);
-        }
-        if d.join(".dropbox").exists() || d.join(".dropbox.cache").exists() {
-            return found(Engine::Dropbox);
-        }
-        if d.join(".sync").join("ID").exists() {
-            return found(Engine::ResilioSync);
-        }
-        let nextcloud = std::fs::read_dir(d).ok().is_some_and(|rd| {
-            rd.flatten().take(10_000).any(|e| {
-                let n = e.file_name().to_string_lossy().into_owned();
-                n.starts_with(".sync_") && n.ends_with(".db") || n == ".owncloudsync.log"
-            })
-        });
-        if nextcloud {
-            return found(Engine::Nextcloud);
-        }
-        if d.file_name().is_some_and(|n| n == "Mobile Documents") {
-            return found(Engine::ICloud);
-        }
-        // macOS's File Provider folders: ~/Library/CloudStorage/<provider>.
-        if let Some(parent) = d.parent()
-            && parent.ends_with("Library/CloudStorage")
-        {
-            d.file_name()?;
-            return found(Engine::CloudStorage);
-        }
-        cur = d.parent();
+    dir.ancestors().filter_map(mark).last()
+}
+
+/// The engine whose mark `d` carries, if any, with `d` as the root.
+fn mark(d: &Path) -> Option<SyncFolder> {
+    let found = |engine| {
+        Some(SyncFolder {
+            engine,
+            root: d.to_path_buf(),
+        })
+    };
+    if d.join(".stfolder").exists() {
+        return found(Engine::Syncthing);
+    }
+    if d.join(".dropbox").exists() || d.join(".dropbox.cache").exists() {
+        return found(Engine::Dropbox);
+    }
+    if d.join(".sync").join("ID").exists() {
+        return found(Engine::ResilioSync);
+    }
+    let nextcloud = std::fs::read_dir(d).ok().is_some_and(|rd| {
+        rd.flatten().take(10_000).any(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with(".sync_") && n.ends_with(".db") || n == ".owncloudsync.log"
+        })
+    });
+    if nextcloud {
+        return found(Engine::Nextcloud);
+    }
+    if d.file_name().is_some_and(|n| n == "Mobile Documents") {
+        return found(Engine::ICloud);
+    }
+    // macOS's File Provider folders: ~/Library/CloudStorage/<provider>.
+    if let Some(parent) = d.parent()
+        && parent.ends_with("Library/CloudStorage")
+        && d.file_name().is_some()
+    {
+        return found(Engine::CloudStorage);
     }
     None
 }
@@ -212,5 +222,28 @@ mod tests {
         let icloud = root.join("Mobile Documents/y");
         std::fs::create_dir_all(&icloud).unwrap();
         assert_eq!(find(&icloud).unwrap().engine_name(), "iCloud Drive");
+    }
+
+    /// Marks below a folder's root are synced files any device may have
+    /// planted: the outermost mark is the root, whatever lies below it.
+    #[test]
+    fn a_mark_planted_below_the_root_is_no_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("Sync");
+        let dir = root.join("team/presence");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir(root.join(".stfolder")).unwrap();
+        for planted in [dir.clone(), root.join("team")] {
+            std::fs::create_dir(planted.join(".stfolder")).unwrap();
+            std::fs::create_dir(planted.join(".dropbox")).unwrap();
+        }
+        std::fs::create_dir_all(dir.join("Mobile Documents")).unwrap();
+        let f = find(&dir).unwrap();
+        assert_eq!((f.engine, f.root), (Engine::Syncthing, root.clone()));
+        assert_eq!(find(&dir.join("Mobile Documents")).unwrap().root, root);
+        // The records directory shared by itself is its own root.
+        let alone = tmp.path().join("alone");
+        std::fs::create_dir_all(alone.join(".stfolder")).unwrap();
+        assert_eq!(find(&alone).unwrap().root, alone);
     }
 }

@@ -59,7 +59,12 @@ impl Systemctl {
 }
 
 fn setup(d: &Device, sc: &Systemctl, args: &[&str]) -> Run {
-    let mut cmd = d.cmd();
+    setup_by(d, sc, Path::new(env!("CARGO_BIN_EXE_presence")), args)
+}
+
+/// `setup` run by the binary at `bin` (a copy of presence's).
+fn setup_by(d: &Device, sc: &Systemctl, bin: &Path, args: &[&str]) -> Run {
+    let mut cmd = d.program(bin);
     let path = format!(
         "{}:{}",
         sc.bin.display(),
@@ -682,4 +687,376 @@ fn setup_never_reads_through_a_planted_symlink() {
     assert!(std::fs::symlink_metadata(&config).unwrap().is_symlink());
     assert_eq!(std::fs::read_to_string(&toml_target).unwrap(), toml);
     assert_eq!(files_containing(&sync, SECRET), Vec::<PathBuf>::new());
+}
+
+/// Another device shares the records directory, so it can put anything in
+/// it: here a `.stfolder`, to pass the records directory off as the
+/// Syncthing folder's root, and a `.stignore` that is a symbolic link to a
+/// key of this device (`../../.ssh/id_ed25519`). Setup takes the real root
+/// (Syncthing's configuration names it, and, without that, the outermost
+/// `.stfolder`), edits only its `.stignore`, and never reads, copies or
+/// changes the key; doctor judges the real root's patterns too.
+#[test]
+fn setup_takes_no_root_from_marks_planted_in_the_records_directory() {
+    const SECRET: &str = "-----BEGIN OPENSSH PRIVATE KEY----- 9c1e77d2";
+    let w = World::new();
+    let (d, sync) = syncthing_home(&w);
+    let sc = Systemctl::new(&w, false);
+    let home = d.root.join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    let key = home.join(".ssh/id_ed25519");
+    std::fs::write(&key, format!("{SECRET}\n")).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let dir = sync.join("presence");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir(dir.join(".stfolder")).unwrap();
+    std::os::unix::fs::symlink("../../.ssh/id_ed25519", dir.join(".stignore")).unwrap();
+    let dir_arg = dir.display().to_string();
+    let planted = |dir: &Path| std::fs::read_link(dir.join(".stignore")).unwrap();
+    let unchanged = |r: &Run| {
+        assert!(
+            !r.stdout.contains(SECRET) && !r.stderr.contains(SECRET),
+            "{}{}",
+            r.stdout,
+            r.stderr
+        );
+        assert_eq!(planted(&dir), Path::new("../../.ssh/id_ed25519"));
+        assert_eq!(
+            std::fs::read_to_string(&key).unwrap(),
+            format!("{SECRET}\n")
+        );
+        let mode = std::fs::metadata(&key).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(
+            files_containing(&sync, "PRIVATE KEY"),
+            Vec::<PathBuf>::new()
+        );
+    };
+
+    let r = setup(&d, &sc, &["--yes", "--no-timer", "--dir", &dir_arg]).success();
+    unchanged(&r);
+    let root_stignore = sync.join(".stignore");
+    let text = std::fs::read_to_string(&root_stignore).unwrap();
+    assert!(
+        text.starts_with(&format!("{}\n(?d).*.tmp\n", text.lines().next().unwrap()))
+            && text.ends_with(STIGNORE),
+        "{text}"
+    );
+    assert!(
+        r.stdout.contains(&format!(
+            "temp files are kept out of the sync ({})",
+            root_stignore.display()
+        )),
+        "{}",
+        r.stdout
+    );
+    let r = setup(&d, &sc, &["--uninstall", "--yes"]).success();
+    unchanged(&r);
+    assert_eq!(std::fs::read_to_string(&root_stignore).unwrap(), STIGNORE);
+
+    // Without Syncthing's configuration the outermost `.stfolder` decides,
+    // and a plain planted `.stignore` is not edited either.
+    std::fs::remove_file(d.root.join("config/syncthing/config.xml")).unwrap();
+    let r = setup(&d, &sc, &["--yes", "--no-timer", "--dir", &dir_arg]).success();
+    unchanged(&r);
+    assert!(
+        std::fs::read_to_string(&root_stignore)
+            .unwrap()
+            .contains("\n(?d).*.tmp\n")
+    );
+    std::fs::remove_file(dir.join(".stignore")).unwrap();
+    std::fs::write(dir.join(".stignore"), "// planted\n").unwrap();
+    std::fs::write(&root_stignore, STIGNORE).unwrap();
+    let r = setup(&d, &sc, &["--yes", "--no-timer", "--dir", &dir_arg]).success();
+    assert!(r.stdout.contains(&root_stignore.display().to_string()));
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".stignore")).unwrap(),
+        "// planted\n"
+    );
+}
+
+/// A configuration kept in a dotfiles repository, linked into place: setup
+/// edits the file the link leads to (as an editor does) and the link stays.
+#[test]
+fn setup_edits_a_symlinked_config_where_it_leads() {
+    let w = World::new();
+    let (d, sync) = syncthing_home(&w);
+    let sc = Systemctl::new(&w, false);
+    let dotfiles = d.root.join("home/dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    let target = dotfiles.join("presence.toml");
+    std::fs::write(&target, CONFIG).unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = d.config_path();
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink("../../home/dotfiles/presence.toml", &link).unwrap();
+    let dir = sync.join("presence").display().to_string();
+
+    let r = setup(&d, &sc, &["--yes", "--no-timer", "--dir", &dir]).success();
+    assert!(
+        r.stdout.contains(&target.display().to_string()),
+        "{}",
+        r.stdout
+    );
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        CONFIG.replace(
+            "ttl = \"90s\"\n",
+            "ttl = \"90s\"\ndir = \"~/Sync/presence\"\n"
+        )
+    );
+    let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let r = setup(&d, &sc, &["--yes", "--no-timer"]).success();
+    assert!(r.stdout.starts_with("nothing to change"), "{}", r.stdout);
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+}
+
+const LEGACY_UNIT_MARK: &str =
+    "# Installed by `presence setup`; `presence setup --uninstall` removes it.";
+
+/// Units setup wrote are updated and removed; a unit the user edited, or one
+/// setup did not write, is left alone (and said) unless `--force`, and
+/// `--uninstall` removes only setup's own.
+#[test]
+fn setup_leaves_units_the_user_edited_alone() {
+    let w = World::new();
+    let (d, sync) = syncthing_home(&w);
+    let sc = Systemctl::new(&w, false);
+    let dir = sync.join("presence").display().to_string();
+    let args = ["--yes", "--timer", "systemd", "--dir", &dir];
+    let units = d.root.join("config/systemd/user");
+    let unit = |name: &str| units.join(name);
+    let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_presence")).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+
+    // Units from an earlier version (its marker, no digest) are setup's:
+    // updated, not left alone.
+    std::fs::create_dir_all(&units).unwrap();
+    for name in [
+        "presence-refresh.service",
+        "presence-refresh.timer",
+        "presence-expire.service",
+        "presence-expire.timer",
+    ] {
+        let shipped = std::fs::read_to_string(root.join("docs/systemd").join(name)).unwrap();
+        let body = shipped.replace(
+            "\nExecStart=presence ",
+            &format!("\nExecStart={} ", bin.display()),
+        );
+        std::fs::write(unit(name), format!("{LEGACY_UNIT_MARK}\n{body}")).unwrap();
+    }
+    let r = setup(&d, &sc, &args).success();
+    assert_eq!(r.stdout.matches("\nupdate ").count(), 4, "{}", r.stdout);
+    assert!(!r.stdout.contains("left "), "{}", r.stdout);
+    let ours = std::fs::read_to_string(unit("presence-refresh.service")).unwrap();
+    assert!(
+        ours.starts_with("# Installed by `presence setup` (digest "),
+        "{ours}"
+    );
+
+    // One edited, one replaced by the user's own.
+    let edited = ours.replace("--all-profiles", "--all-profiles --verbose");
+    std::fs::write(unit("presence-refresh.service"), &edited).unwrap();
+    let own = "[Unit]\nDescription=mine\n[Timer]\nOnCalendar=hourly\n";
+    std::fs::write(unit("presence-expire.timer"), own).unwrap();
+    let before = tree(&d.root);
+    let r = setup(&d, &sc, &args).success();
+    assert_eq!(tree(&d.root), before, "setup changed a unit the user owns");
+    for name in ["presence-refresh.service", "presence-expire.timer"] {
+        let line = format!("left {} alone: ", unit(name).display());
+        assert!(r.stdout.contains(&line), "{}", r.stdout);
+    }
+    assert!(
+        r.stdout.contains("was edited since setup wrote it"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("setup did not write it"), "{}", r.stdout);
+    assert!(r.stdout.contains("--force"), "{}", r.stdout);
+
+    // --uninstall removes setup's two and keeps the user's two.
+    let r = setup(&d, &sc, &["--uninstall", "--yes"]).success();
+    assert!(!unit("presence-refresh.timer").exists());
+    assert!(!unit("presence-expire.service").exists());
+    assert_eq!(
+        std::fs::read_to_string(unit("presence-refresh.service")).unwrap(),
+        edited
+    );
+    assert_eq!(
+        std::fs::read_to_string(unit("presence-expire.timer")).unwrap(),
+        own
+    );
+    assert!(
+        r.stdout.contains(&format!(
+            "left {} alone: setup wrote it, but it was edited since",
+            unit("presence-refresh.service").display()
+        )) && r.stdout.contains("--force"),
+        "{}",
+        r.stdout
+    );
+    // With --force the edited one goes; the user's own stays.
+    setup(&d, &sc, &["--uninstall", "--yes", "--force"]).success();
+    assert!(!unit("presence-refresh.service").exists());
+    assert_eq!(
+        std::fs::read_to_string(unit("presence-expire.timer")).unwrap(),
+        own
+    );
+    // setup --force replaces it with setup's.
+    let r = setup(&d, &sc, &[&args[..], &["--force"]].concat()).success();
+    assert!(
+        r.stdout.contains(&format!(
+            "replace {} (setup did not write it)",
+            unit("presence-expire.timer").display()
+        )),
+        "{}",
+        r.stdout
+    );
+    let timer = std::fs::read_to_string(unit("presence-expire.timer")).unwrap();
+    assert!(timer.starts_with("# Installed by `presence setup` (digest "));
+    let r = setup(&d, &sc, &args).success();
+    assert!(r.stdout.starts_with("nothing to change"), "{}", r.stdout);
+}
+
+/// What cron does with a crontab line's command before `sh` gets it: a `%`
+/// ends the command (the rest is its input), `\%` is a `%`.
+fn as_cron_runs_it(command: &str) -> String {
+    let mut out = String::new();
+    let mut chars = command.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'%') => out.push(chars.next().unwrap()),
+            '%' => break,
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A binary whose path holds a space and a `%`: the systemd units verify
+/// and start it, the crontab lines run it (as cron and as a cron that
+/// passes `\%` on would), and the launchd agents are well-formed and their
+/// command runs it.
+#[test]
+fn a_binary_path_with_a_space_and_a_percent_sign_is_quoted() {
+    let systemd_analyze = require_tool("systemd-analyze");
+    let python = require_tool("python3");
+    let w = World::new();
+    let (d, sync) = syncthing_home(&w);
+    let sc = Systemctl::new(&w, false);
+    let bin_dir = w.tmp.path().join("my tools 100%");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    let bin = bin_dir.join("presence");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_presence"), &bin).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_presence"), &bin).unwrap();
+    }
+    let dir = sync.join("presence").display().to_string();
+
+    let r = setup_by(
+        &d,
+        &sc,
+        &bin,
+        &["--yes", "--timer", "systemd", "--dir", &dir],
+    )
+    .success();
+    assert!(!r.stdout.contains("FAIL"), "{}", r.stdout);
+    let units = d.root.join("config/systemd/user");
+    let service = std::fs::read_to_string(units.join("presence-refresh.service")).unwrap();
+    let want = format!(
+        "\nExecStart=\"{}\" --quiet refresh --all-profiles\n",
+        bin.display().to_string().replace('%', "%%")
+    );
+    assert!(service.contains(&want), "{service}");
+    let files: Vec<PathBuf> = [
+        "presence-refresh.service",
+        "presence-refresh.timer",
+        "presence-expire.service",
+        "presence-expire.timer",
+    ]
+    .iter()
+    .map(|n| units.join(n))
+    .collect();
+    let out = std::process::Command::new(&systemd_analyze)
+        .arg("verify")
+        .args(&files)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !stderr.contains("presence-"),
+        "{stderr}"
+    );
+    // A path systemd refuses is refused with the fix, before anything is written.
+    let odd_dir = w.tmp.path().join("it's");
+    std::fs::create_dir_all(&odd_dir).unwrap();
+    let odd = odd_dir.join("presence");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_presence"), &odd).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_presence"), &odd).unwrap();
+    }
+    let before = tree(&d.root);
+    let r = setup_by(&d, &sc, &odd, &["--yes", "--timer", "systemd", "--force"]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("systemd refuses `'`") && r.stderr.contains("--timer"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(tree(&d.root), before);
+
+    // The crontab lines, as printed.
+    let r = setup_by(&d, &sc, &bin, &["--yes", "--timer", "cron"]).success();
+    let lines: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("* * * * * ") || l.starts_with("17 4 * * * "))
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", r.stdout);
+    let expire = lines[1].splitn(6, ' ').nth(5).unwrap();
+    for command in [as_cron_runs_it(expire), expire.to_string()] {
+        let out = d
+            .program("sh")
+            .arg("-c")
+            .arg(format!("{command} --json --dry-run"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() && out.stdout.starts_with(b"{"),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    // The launchd agents: well-formed plists whose command runs the binary.
+    let r = setup_by(&d, &sc, &bin, &["--yes", "--timer", "launchd"]).success();
+    assert!(!r.stdout.contains("left "), "{}", r.stdout);
+    let agents = d.root.join("home/Library/LaunchAgents");
+    let script = "import plistlib, sys\n\
+                  for path in sys.argv[1:]:\n    \
+                      command = plistlib.load(open(path, 'rb'))['ProgramArguments'][2]\n\
+                  print(command)";
+    let out = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .arg(agents.join("dev.presence.refresh.plist"))
+        .arg(agents.join("dev.presence.expire.plist"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let command = String::from_utf8(out.stdout).unwrap();
+    let out = d
+        .program("sh")
+        .arg("-c")
+        .arg(format!("{} --json --dry-run", command.trim_end()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && out.stdout.starts_with(b"{"),
+        "{command}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

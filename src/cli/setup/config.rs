@@ -1,9 +1,10 @@
 //! The config-edit plan: `[profiles.NAME] dir` set in place, every other
-//! byte of the file kept.
+//! byte of the file kept; in the file a symbolic link leads to, as an editor
+//! writes it, unless the link is in the synced folder.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
+use anyhow::{Context as _, bail};
 
 use super::plan::{Action, Change, read_small};
 
@@ -15,14 +16,55 @@ pub(super) fn config_value(dir: &Path, home: &Path) -> String {
     }
 }
 
+/// The file setup edits for the configuration at `path`: `path` itself, or,
+/// when it is a symbolic link (dotfile managers make them), the file it
+/// leads to, which is what an editor writes and what the configuration is
+/// read from. A link in the records directory `dir` or in the synced folder
+/// `synced` that holds it is refused: any device may have put it there, to
+/// have setup edit a file of this device.
+fn edited_file(path: &Path, dir: &Path, synced: Option<&Path>) -> anyhow::Result<PathBuf> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {}
+        _ => return Ok(path.to_path_buf()),
+    }
+    let resolved = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let link_dir = resolved(
+        std::path::absolute(path)?
+            .parent()
+            .unwrap_or(Path::new("/")),
+    );
+    if let Some(shared) = [Some(dir), synced]
+        .into_iter()
+        .flatten()
+        .find(|d| link_dir.starts_with(resolved(d)))
+    {
+        bail!(
+            "{} is a symbolic link in the synced folder {}, where any device may have put it: \
+             setup never writes through it; point --config at a file outside the synced folder",
+            path.display(),
+            shared.display()
+        );
+    }
+    std::fs::canonicalize(path).with_context(|| {
+        format!(
+            "{} is a symbolic link that leads to no file: create the file it names, or replace \
+             the link with a plain file",
+            path.display()
+        )
+    })
+}
+
 /// Sets `[profiles.NAME] dir` in the configuration file, editing it in place:
-/// comments, other keys and other profiles stay byte for byte.
+/// comments, other keys and other profiles stay byte for byte. A symbolic
+/// link stays one: the file it leads to is edited.
 pub(super) fn config_plan(
-    path: &Path,
+    link: &Path,
     profile: &str,
     dir: &Path,
+    synced: Option<&Path>,
     home: &Path,
 ) -> anyhow::Result<Vec<Change>> {
+    let path = &edited_file(link, dir, synced)?;
     let text = read_small(path)
         .with_context(|| format!("cannot read {}", path.display()))?
         .unwrap_or_default();
@@ -67,19 +109,23 @@ pub(super) fn config_plan(
              # applies). Written by `presence setup`; edit freely.\n{new}"
         );
     }
+    let file = if path == link {
+        path.display().to_string()
+    } else {
+        format!(
+            "{} (where the link {} leads)",
+            path.display(),
+            link.display()
+        )
+    };
     let what = match current {
-        None if text.is_empty() => format!(
-            "write {} with [profiles.{profile}] dir = \"{value}\"",
-            path.display()
-        ),
-        None => format!(
-            "set [profiles.{profile}] dir = \"{value}\" in {}",
-            path.display()
-        ),
-        Some(old) => format!(
-            "change [profiles.{profile}] dir from \"{old}\" to \"{value}\" in {}",
-            path.display()
-        ),
+        None if text.is_empty() => {
+            format!("write {file} with [profiles.{profile}] dir = \"{value}\"")
+        }
+        None => format!("set [profiles.{profile}] dir = \"{value}\" in {file}"),
+        Some(old) => {
+            format!("change [profiles.{profile}] dir from \"{old}\" to \"{value}\" in {file}")
+        }
     };
     Ok(vec![Change {
         what,

@@ -1,7 +1,7 @@
 //! Choosing the records directory: `--dir`, the configured one, or a synced
 //! folder found on this device (Syncthing's folders come from the library,
 //! which reads Syncthing's configuration), and the Syncthing folder that
-//! holds a directory.
+//! holds a directory (its root, where the `.stignore` setup edits is).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -127,18 +127,27 @@ pub(crate) fn candidates(home: &Path) -> Vec<Candidate> {
     found
 }
 
-/// The Syncthing folder that holds `dir`: by `.stfolder` up the tree, else
-/// by the folders of Syncthing's configuration.
+/// The Syncthing folder that holds `dir`: the innermost folder of
+/// Syncthing's configuration (this device's own file, which no other device
+/// writes) that holds it, else the outermost `.stfolder` from `dir` up
+/// ([`engine::find`]: a `.stfolder` below a folder's root, in the records
+/// directory itself say, is a synced file another device may have planted).
 pub(super) fn syncthing_root(dir: &Path, home: &Path) -> Option<PathBuf> {
-    if let Some(folder) = engine::find(dir)
-        && folder.engine == Engine::Syncthing
-    {
-        return Some(folder.root);
-    }
-    candidates(home)
+    let configured = candidates(home)
         .into_iter()
         .filter(|c| c.syncthing)
         .map(|c| c.folder)
         .filter(|f| dir.starts_with(f))
-        .max_by_key(|f| f.as_os_str().len())
+        .max_by_key(|f| f.as_os_str().len());
+    configured.or_else(|| {
+        engine::find(dir)
+            .filter(|f| f.engine == Engine::Syncthing)
+            .map(|f| f.root)
+    })
+}
+
+/// The root of the synced folder that holds `dir`, where any device may
+/// have put a file (or a symbolic link): Syncthing's, else any engine's.
+pub(super) fn synced_root(dir: &Path, home: &Path) -> Option<PathBuf> {
+    syncthing_root(dir, home).or_else(|| engine::find(dir).map(|f| f.root))
 }

@@ -7,7 +7,8 @@
 //! with nothing to do says so, and the question on a terminal shows the
 //! whole plan. What setup adds to files it does not own (`.stignore`) or
 //! writes where other tools look (unit files, launchd agents) carries a
-//! marker line, so that `--uninstall` removes only what setup added.
+//! marker line, so that `--uninstall` removes only what setup added (and a
+//! unit or agent edited since is left alone unless `--force`).
 
 mod config;
 mod dir;
@@ -25,7 +26,7 @@ use presence::{Profile, Registry, Selection, Status};
 
 use super::output;
 use super::{Ctx, Exit, UsageError};
-use plan::{Action, Change, apply, confirm};
+use plan::{Action, Change, Note, apply, confirm};
 use timers::systemd_user_works;
 
 #[derive(Debug, Args)]
@@ -47,6 +48,10 @@ pub struct SetupArgs {
     /// never records or the configuration
     #[arg(long)]
     pub uninstall: bool,
+    /// Replace unit files and launchd agents edited since setup wrote them (or not written by
+    /// it); with --uninstall, remove those setup wrote even if edited since
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// What keeps records refreshed.
@@ -138,14 +143,21 @@ pub fn run(ctx: &Ctx, args: SetupArgs) -> anyhow::Result<Exit> {
     let mut notes = Vec::new();
     let plan = if args.uninstall {
         let dir = ctx.global.dir.clone().unwrap_or(current.dir.clone());
-        uninstall::uninstall_plan(&platform, &dir, &mut notes)?
+        uninstall::uninstall_plan(&platform, &dir, args.force, &mut notes)?
     } else {
         let dir = dir::choose_dir(ctx, &current, interactive)?;
         // The resolver refuses what it would refuse in the file (/, ~, /etc…).
         let mut check = base.clone();
         check.dir = Some(dir.clone());
         Profile::resolve(&check, &ctx.local).context("cannot use that directory")?;
-        let mut plan = config::config_plan(&config_path, &current.name, &dir, &ctx.local.home)?;
+        let synced = dir::synced_root(&dir, &ctx.local.home);
+        let mut plan = config::config_plan(
+            &config_path,
+            &current.name,
+            &dir,
+            synced.as_deref(),
+            &ctx.local.home,
+        )?;
         if !dir.exists() {
             plan.push(Change {
                 what: format!("create {} (mode 0700)", dir.display()),
@@ -153,7 +165,9 @@ pub fn run(ctx: &Ctx, args: SetupArgs) -> anyhow::Result<Exit> {
             });
         }
         plan.extend(stignore::stignore_plan(&platform, &dir, &mut notes)?);
-        plan.extend(timers::timer_plan(&platform, timer, &mut notes)?);
+        plan.extend(timers::timer_plan(
+            &platform, timer, args.force, &mut notes,
+        )?);
         plan
     };
 
@@ -186,8 +200,15 @@ pub fn run(ctx: &Ctx, args: SetupArgs) -> anyhow::Result<Exit> {
             out.say(&c.what)?;
         }
     }
-    for line in notes.iter().flat_map(|n| n.lines()) {
-        out.say(line)?;
+    for note in &notes {
+        match note {
+            Note::Copy(line) if safe_to_copy(line) => out.verbatim(&format!("{line}\n"))?,
+            Note::Say(text) | Note::Copy(text) => {
+                for line in text.lines() {
+                    out.say(line)?;
+                }
+            }
+        }
     }
     if args.dry_run || args.uninstall {
         return Ok(Exit::Ok);
@@ -195,6 +216,16 @@ pub fn run(ctx: &Ctx, args: SetupArgs) -> anyhow::Result<Exit> {
     out.flush()?;
     drop(out);
     doctor(ctx, &base)
+}
+
+/// Whether `line` can reach the terminal as it is: one line, and nothing in
+/// it the sanitizer would show as an escape (but a backslash).
+fn safe_to_copy(line: &str) -> bool {
+    !line.contains('\n')
+        && matches!(
+            presence::terminal_safe(&line.replace('\\', "")),
+            std::borrow::Cow::Borrowed(_)
+        )
 }
 
 /// Runs `presence doctor`'s checks on the profile as set up, prints them and

@@ -22,7 +22,9 @@ pub(super) struct Change {
 }
 
 pub(super) enum Action {
-    /// Write `text` to `path` (atomically, keeping the mode 0644 or the file's).
+    /// Write `text` to `path` (atomically, keeping the mode 0644 or the
+    /// file's): a temp file renamed over whatever is at `path`, so a
+    /// symbolic link there is replaced, never written through.
     Write { path: PathBuf, text: String },
     /// Remove a file.
     Remove(PathBuf),
@@ -30,6 +32,16 @@ pub(super) enum Action {
     MakeDir(PathBuf),
     /// Run a program.
     Run(Vec<String>),
+}
+
+/// What setup says after its plan.
+pub(super) enum Note {
+    /// Said as any text is, made safe for the terminal.
+    Say(String),
+    /// A line to copy into a file (a crontab line): this program's own text
+    /// and this device's paths, with no control character, printed as it
+    /// is, since made safe its backslashes would be doubled.
+    Copy(String),
 }
 
 /// A small text file (invalid UTF-8 replaced), `None` when it does not
@@ -57,7 +69,10 @@ pub(super) fn apply(action: &Action) -> anyhow::Result<()> {
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or(Path::new("."));
             std::fs::create_dir_all(parent)?;
-            let mode = std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o7777);
+            let mode = std::fs::symlink_metadata(path)
+                .ok()
+                .filter(|m| m.is_file())
+                .map_or(0o644, |m| m.permissions().mode() & 0o7777);
             let mut tmp = tempfile::Builder::new()
                 .prefix(".presence-setup.")
                 .suffix(".tmp")

@@ -1,52 +1,86 @@
 //! `--uninstall`: what setup added, found by its marker lines, and nothing
-//! else (never records or the configuration).
+//! else (never records or the configuration, never a unit or agent edited
+//! since setup wrote it unless `--force`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::Platform;
 use super::dir::syncthing_root;
-use super::plan::{Action, Change, read_small};
+use super::plan::{Action, Change, Note, read_small};
 use super::stignore::{STIGNORE_LINE, STIGNORE_MARK};
 use super::timers::{
-    AGENTS, PLIST_MARK, TIMERS, UNIT_MARK, UNITS, packaged_units_start, quiet, systemd_user_works,
-    timers_enabled,
+    AGENTS, Launchctl, Marker, Owner, PLIST_MARK, TIMERS, UNIT_MARK, UNITS, agent_body, launchctl,
+    packaged_units_start, quiet, systemd_user_works, timers_enabled, unit_body,
 };
 
+/// Whether setup may remove the file at `path`: setup wrote it and nobody
+/// edited it since, or it was edited and `force` says remove it anyway. An
+/// edited one kept is said in `notes`.
+fn removable(
+    path: &Path,
+    marker: &Marker,
+    body: Option<String>,
+    force: bool,
+    notes: &mut Vec<Note>,
+) -> bool {
+    match marker.owner_of(path, body.as_deref()) {
+        Owner::Setup(_) => true,
+        Owner::Edited if force => true,
+        Owner::Edited => {
+            notes.push(Note::Say(format!(
+                "left {} alone: setup wrote it, but it was edited since; remove it yourself, or \
+                 pass --force to have setup remove it",
+                path.display()
+            )));
+            false
+        }
+        Owner::Missing | Owner::Copy | Owner::User(_) => false,
+    }
+}
+
 /// What `--uninstall` removes: the unit files and agents carrying setup's
-/// marker (the timers stopped first), and setup's lines in `.stignore`.
+/// marker and unedited (the timers stopped first), and setup's lines in
+/// `.stignore`.
 pub(super) fn uninstall_plan(
     platform: &Platform,
     dir: &Path,
-    notes: &mut Vec<String>,
+    force: bool,
+    notes: &mut Vec<Note>,
 ) -> anyhow::Result<Vec<Change>> {
     let mut plan = Vec::new();
-    let ours = |path: &Path, mark: &str| {
-        read_small(path)
-            .ok()
-            .flatten()
-            .is_some_and(|t| t.lines().any(|l| l == mark))
-    };
-    let units: Vec<PathBuf> = UNITS
+    let units: Vec<(&str, PathBuf)> = UNITS
         .iter()
-        .map(|(n, _)| platform.unit_dir().join(n))
-        .filter(|p| ours(p, UNIT_MARK))
+        .map(|(n, shipped)| (*n, platform.unit_dir().join(n), shipped))
+        .filter(|(_, p, shipped)| {
+            let body = unit_body(shipped, &platform.binary).ok();
+            removable(p, &UNIT_MARK, body, force, notes)
+        })
+        .map(|(n, p, _)| (n, p))
         .collect();
-    // With the package's units setup only enabled the timers.
-    let packaged = packaged_units_start(&platform.binary);
-    if (!units.is_empty() || packaged) && systemd_user_works() && timers_enabled() > 0 {
+    // With the package's units setup only enabled the timers; else only the
+    // timers it removes are stopped (an edited one kept runs on).
+    let stop: Vec<&str> = if packaged_units_start(&platform.binary) {
+        TIMERS.to_vec()
+    } else {
+        TIMERS
+            .into_iter()
+            .filter(|t| units.iter().any(|(n, _)| n == t))
+            .collect()
+    };
+    if !stop.is_empty() && systemd_user_works() && timers_enabled() > 0 {
         plan.push(Change {
-            what: format!("disable and stop {}", TIMERS.join(" and ")),
+            what: format!("disable and stop {}", stop.join(" and ")),
             action: Action::Run(
                 ["systemctl", "--user", "disable", "--now"]
                     .iter()
-                    .chain(TIMERS.iter())
+                    .chain(stop.iter())
                     .map(|s| s.to_string())
                     .collect(),
             ),
         });
     }
-    for p in &units {
+    for (_, p) in &units {
         plan.push(Change {
             what: format!("remove {}", p.display()),
             action: Action::Remove(p.clone()),
@@ -62,22 +96,14 @@ pub(super) fn uninstall_plan(
             ),
         });
     }
-    for (name, _) in AGENTS {
+    for (name, shipped) in AGENTS {
         let path = platform.agent_dir().join(name);
-        if !ours(&path, PLIST_MARK) {
+        let body = agent_body(shipped, &platform.binary).ok();
+        if !removable(&path, &PLIST_MARK, body, force, notes) {
             continue;
         }
         if cfg!(target_os = "macos") {
-            let uid = rustix::process::getuid().as_raw();
-            plan.push(Change {
-                what: format!("unload {name} with launchctl"),
-                action: Action::Run(vec![
-                    "launchctl".into(),
-                    "bootout".into(),
-                    format!("gui/{uid}"),
-                    path.display().to_string(),
-                ]),
-            });
+            plan.push(launchctl(Launchctl::Bootout, &path));
         }
         plan.push(Change {
             what: format!("remove {}", path.display()),
@@ -109,9 +135,9 @@ pub(super) fn uninstall_plan(
             .any(|l| !l.trim().starts_with('#') && l.contains("presence") && l.contains(" refresh"))
     });
     if cron {
-        notes.push(
+        notes.push(Note::Say(
             "your crontab runs `presence refresh`: remove that line with `crontab -e`".into(),
-        );
+        ));
     }
     Ok(plan)
 }
