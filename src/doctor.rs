@@ -113,7 +113,9 @@ fn several_dirs(registry: &Registry, now: f64) -> Vec<Check> {
                     found.extend(sync::sync_engine(p));
                 }
                 match records::listing(&view, now) {
-                    Ok(listing) => {
+                    Ok(mut listing) => {
+                        // Named once, in the checks over every directory.
+                        listing.rows.retain(|r| r.forged.is_none());
                         found.push(records::count(&listing));
                         found.extend(records::secrets(&listing, p));
                         found.extend(records::unreadable(&listing));
@@ -145,13 +147,15 @@ fn listing_checks(
     now: f64,
     out: &mut Vec<Check>,
 ) -> Option<crate::registry::Listing> {
-    let listing = match records::listing(registry, now) {
+    let mut listing = match records::listing(registry, now) {
         Ok(listing) => listing,
         Err(failed) => {
             out.push(failed);
             return None;
         }
     };
+    out.extend(records::moved_id(registry));
+    out.extend(records::forged(&mut listing));
     out.extend(records::devices(registry, &listing, now));
     out.extend(refresher::refresher(registry, &listing));
     out.extend(records::foreign_claims(registry, &listing));

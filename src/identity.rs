@@ -32,20 +32,12 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use sha2::{Digest, Sha256};
 
-use crate::record::Record;
-
-/// Length of a key-derived device id, in base32 characters (200 bits).
-pub(crate) const KEY_ID_CHARS: usize = 40;
-
-/// At most what signing adds to a record's bytes: the `key` and `sig`
-/// members and a `device_id` of [`KEY_ID_CHARS`].
-pub(crate) const SIGNED_EXTRA_BYTES: usize = 200;
+pub(crate) use crate::record::is_key_id;
+use crate::record::{BASE32, Record};
 
 /// What a signature covers is prefixed with this, so that no signature this
 /// crate makes can be taken for one over something else.
 const DOMAIN: &[u8] = b"presence record v1\0";
-
-const BASE32: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
 
 /// What [`verify`] made of a record file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -83,17 +75,6 @@ impl Forgery {
             Forgery::NoSignature => "no_signature",
             Forgery::NotCanonical => "not_canonical",
             Forgery::BadSignature => "bad_signature",
-        }
-    }
-
-    /// A short reason, for `list --all --json` and `doctor`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Forgery::NoKey => "claims a key-derived device id but carries no valid key",
-            Forgery::KeyMismatch => "its key is not the one its device id is derived from",
-            Forgery::NoSignature => "claims a key-derived device id but carries no valid signature",
-            Forgery::NotCanonical => "its bytes are not the form that was signed",
-            Forgery::BadSignature => "its signature does not verify",
         }
     }
 }
@@ -141,19 +122,6 @@ impl Verdict {
             _ => return None,
         })
     }
-}
-
-/// Whether `device_id` has the key-derived form ([`key_id`]): 40 characters
-/// of lowercase base32. Such a claim must be proved by a signature.
-pub(crate) fn is_key_id(device_id: &str) -> bool {
-    device_id.len() == KEY_ID_CHARS && device_id.bytes().all(|b| BASE32.contains(&b))
-}
-
-/// The author of a record claiming `device_id`, as dedupe keys lives and
-/// groups: the id itself when it is key-derived (a forged claim never gets
-/// as far as dedupe), and one shared empty author for every unsigned record.
-pub(crate) fn author(device_id: &str) -> &str {
-    if is_key_id(device_id) { device_id } else { "" }
 }
 
 /// The device id of public key `key`: the first 25 bytes of
@@ -399,9 +367,9 @@ mod tests {
         r.device_id = "0123456789abcdef0123456789abcdef".into();
         assert_eq!(verify(&r.to_json()), Verdict::Unsigned);
         assert_eq!(verify(b"not json"), Verdict::Unsigned);
-        assert_eq!(author(&r.device_id), "");
+        assert_eq!(crate::record::author(&r.device_id), "");
         let s = signed(3);
-        assert_eq!(author(&s.device_id), s.device_id);
+        assert_eq!(crate::record::author(&s.device_id), s.device_id);
     }
 
     #[test]

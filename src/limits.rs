@@ -66,3 +66,10 @@ pub(crate) const fn secs(d: Duration) -> f64 {
 pub(crate) fn ttl_in_range(ttl: Duration) -> bool {
     (MIN_TTL..=MAX_TTL).contains(&ttl)
 }
+
+/// Length of a key-derived device id, in base32 characters (200 bits).
+pub(crate) const KEY_ID_CHARS: usize = 40;
+
+/// At most what signing adds to a record's bytes: the `key` and `sig`
+/// members and a `device_id` of [`KEY_ID_CHARS`].
+pub(crate) const SIGNED_EXTRA_BYTES: usize = 200;

@@ -190,10 +190,10 @@ impl Record {
 
     /// Who speaks for this record, as dedupe keys its group and life: its
     /// key-derived `device_id`, or the one unsigned author (see
-    /// [`crate::identity::author`]). Whether the claim holds is the
-    /// reader's [`crate::identity::Verdict`].
+    /// [`author`]). Whether the claim holds is for the reader to check
+    /// (the identity module's verdict).
     pub(crate) fn author(&self) -> &str {
-        crate::identity::author(&self.device_id)
+        author(&self.device_id)
     }
 
     /// Enforces the write limits: strings are cut to their limit (each cut is
@@ -253,7 +253,7 @@ impl Record {
             }
         }
         // Room for what signing adds (`key`, `sig`, a key-derived id).
-        let len = self.to_json().len() + crate::identity::SIGNED_EXTRA_BYTES;
+        let len = self.to_json().len() + crate::limits::SIGNED_EXTRA_BYTES;
         if len > MAX_FILE_BYTES {
             return Err(invalid(
                 "record",
@@ -321,6 +321,22 @@ fn group_key<'s>(
 
 /// A life as [`Record::life`] gives it: `(instance_id, session_id, started_at)`.
 pub type Life<'a> = (&'a str, &'a str, Option<f64>);
+
+/// The alphabet of key-derived device ids: lowercase base32 (RFC 4648).
+pub(crate) const BASE32: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
+
+/// Whether `device_id` has the key-derived form (`identity::key_id`): 40 characters
+/// of lowercase base32. Such a claim must be proved by a signature.
+pub(crate) fn is_key_id(device_id: &str) -> bool {
+    device_id.len() == crate::limits::KEY_ID_CHARS && device_id.bytes().all(|b| BASE32.contains(&b))
+}
+
+/// The author of a record claiming `device_id`, as dedupe keys lives and
+/// groups: the id itself when it is key-derived (a forged claim never gets
+/// as far as dedupe), and one shared empty author for every unsigned record.
+pub(crate) fn author(device_id: &str) -> &str {
+    if is_key_id(device_id) { device_id } else { "" }
+}
 
 /// "Client, else source": the name a record's program goes by, the source
 /// for a record that names no client.

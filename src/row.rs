@@ -49,7 +49,7 @@ pub struct Row {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lost_because: Option<LossReason>,
     /// Whether the record is signed by the key its `device_id` is derived
-    /// from. Rows carry this instead of the record's `key` and `sig`.
+    /// from. Rows carry this instead of the record's `sig`.
     pub verified: bool,
     /// With `--all`: why a record that claims a key-derived `device_id`
     /// does not prove it (`no_key`, `key_mismatch`, `no_signature`,

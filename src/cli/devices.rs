@@ -27,7 +27,7 @@ pub fn run(ctx: &Ctx, args: DevicesArgs) -> anyhow::Result<Exit> {
         out.json(&devices)?;
         return Ok(Exit::Ok);
     }
-    let rows: Vec<[Styled; 6]> = devices
+    let rows: Vec<[Styled; 7]> = devices
         .iter()
         .map(|d| {
             let mark = if d.this_device { "*" } else { " " };
@@ -56,17 +56,37 @@ pub fn run(ctx: &Ctx, args: DevicesArgs) -> anyhow::Result<Exit> {
                 ),
                 None => "not learned yet (read with the skew tolerance)".to_string(),
             };
+            // The start of the key's fingerprint: enough to compare by eye
+            // with what `presence devices` prints on that device.
+            let mut key = match &d.fingerprint {
+                Some(f) => format!("{}…", f.chars().take(18).collect::<String>()),
+                None if d.records > 0 => "unsigned".to_string(),
+                None => "-".to_string(),
+            };
+            if d.forged > 0 {
+                key.push_str(&format!(", {} forged", d.forged));
+            }
             [
                 Styled::new(format_args!("{mark}{id}")),
                 Styled::new(d.hosts.join(",")),
                 Styled::new(d.instances.len()),
                 Styled::new(format_args!("{}/{}", d.live, d.records)),
                 Styled::new(output::ago(d.last_seen_s)),
+                Styled::new(key),
                 Styled::new(clock),
             ]
         })
         .collect();
-    let headers = ["DEVICE", "HOSTS", "INSTANCES", "LIVE", "LAST SEEN", "CLOCK"].map(Styled::new);
+    let headers = [
+        "DEVICE",
+        "HOSTS",
+        "INSTANCES",
+        "LIVE",
+        "LAST SEEN",
+        "KEY",
+        "CLOCK",
+    ]
+    .map(Styled::new);
     let width = |i: usize| {
         rows.iter()
             .chain([&headers])
@@ -77,7 +97,7 @@ pub fn run(ctx: &Ctx, args: DevicesArgs) -> anyhow::Result<Exit> {
     let widths: Vec<usize> = (0..headers.len()).map(width).collect();
     // Two spaces between columns; INSTANCES and LIVE to the right, the
     // last column unpadded.
-    let line = |cells: &[Styled; 6]| {
+    let line = |cells: &[Styled; 7]| {
         let mut line = Styled::default();
         for (i, cell) in cells.iter().enumerate() {
             let pad = " ".repeat(widths[i] - cell.as_str().chars().count());
@@ -86,7 +106,7 @@ pub fn run(ctx: &Ctx, args: DevicesArgs) -> anyhow::Result<Exit> {
             }
             line = match i {
                 2 | 3 => line.text(pad).then(cell),
-                5 => line.then(cell),
+                6 => line.then(cell),
                 _ => line.then(cell).text(pad),
             };
         }

@@ -51,6 +51,33 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
                 ))
                 .into());
             }
+            Resolved::Devices(rows) => {
+                let names: Vec<String> = rows.iter().map(|r| whose(r)).collect();
+                if !interactive {
+                    return Err(UsageError(format!(
+                        "session '{id}' is published by {} devices: {}; run `presence open` \
+                         on a terminal to choose, or `presence list --all --json` to see them",
+                        rows.len(),
+                        names.join("; ")
+                    ))
+                    .into());
+                }
+                output::notice(format!(
+                    "session '{id}' is published by {} devices; choose one",
+                    rows.len()
+                ));
+                let owned: Vec<Row> = rows.into_iter().cloned().collect();
+                match choose(&owned, now)? {
+                    Some(row) => {
+                        let file = row.file.clone();
+                        match listing.rows.iter().find(|r| r.file == file) {
+                            Some(row) => row,
+                            None => return Ok(Exit::Failure),
+                        }
+                    }
+                    None => return Ok(Exit::Failure),
+                }
+            }
         },
         None if !interactive => {
             return Err(UsageError(
@@ -82,11 +109,7 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Ok);
     }
     if !row.local && !args.yes {
-        let whose = if r.host.is_empty() {
-            format!("device {}", r.device_id)
-        } else {
-            format!("{} (device {})", r.host, r.device_id)
-        };
+        let whose = whose(&row);
         if !interactive {
             return Err(UsageError(format!(
                 "session '{}' was published by another device, {whose}; pass --yes to \
@@ -223,37 +246,29 @@ pub fn here_endpoint(host: &str) -> Option<String> {
 /// Which live row an ID names.
 #[derive(Debug, PartialEq)]
 pub enum Resolved<'a> {
-    /// The newest record of the one session the ID names.
+    /// The record of the one session the ID names ([`pick`]).
     One(&'a Row),
     /// No session id or key is, or starts with, the ID.
     None,
     /// The ID is a prefix of several sessions' ids: these.
     Ambiguous(Vec<String>),
+    /// Several devices publish a session of that id, none of them this
+    /// one: the newest record of each, for the user to choose from.
+    Devices(Vec<&'a Row>),
 }
 
 /// Resolves `id` among `rows`: a session id or key equal to it, else the one
-/// session whose id or key starts with it; the newest record (by
-/// `updated_at`) of that session.
+/// session whose id or key starts with it; then [`pick`] among its records.
 pub fn resolve<'a>(rows: &'a [Row], id: &str) -> Resolved<'a> {
     if id.is_empty() {
         return Resolved::None;
     }
-    let newest = |matches: Vec<&'a Row>| {
-        matches.into_iter().reduce(|best, r| {
-            if r.record.updated_at.unwrap_or(f64::MIN) > best.record.updated_at.unwrap_or(f64::MIN)
-            {
-                r
-            } else {
-                best
-            }
-        })
-    };
     let exact: Vec<&Row> = rows
         .iter()
         .filter(|r| r.record.session_id == id || r.record.session_key == id)
         .collect();
-    if let Some(row) = newest(exact) {
-        return Resolved::One(row);
+    if !exact.is_empty() {
+        return pick(exact);
     }
     let prefixed: Vec<&Row> = rows
         .iter()
@@ -267,8 +282,75 @@ pub fn resolve<'a>(rows: &'a [Row], id: &str) -> Resolved<'a> {
     ids.dedup();
     match ids.len() {
         0 => Resolved::None,
-        1 => newest(prefixed).map_or(Resolved::None, Resolved::One),
+        1 => pick(prefixed),
         _ => Resolved::Ambiguous(ids),
+    }
+}
+
+/// Which of one session's records to open. Any device can write a record
+/// with any session id, and only a signature proves who wrote one: so this
+/// device's own record comes first, then verified ones, then unsigned
+/// ones; and when the first of those that has any comes from several
+/// devices (by their verified ids, or for unsigned records by the ids and
+/// hosts they claim), the user chooses — never the newest `updated_at`,
+/// which the writer sets.
+fn pick<'a>(matches: Vec<&'a Row>) -> Resolved<'a> {
+    let newest = |rows: Vec<&'a Row>| -> Option<&'a Row> {
+        rows.into_iter().reduce(|best, r| {
+            if r.record.updated_at.unwrap_or(f64::MIN) > best.record.updated_at.unwrap_or(f64::MIN)
+            {
+                r
+            } else {
+                best
+            }
+        })
+    };
+    let tier = |r: &Row| match (r.local, r.verified) {
+        (true, _) => 0,
+        (false, true) => 1,
+        (false, false) => 2,
+    };
+    let Some(best) = matches.iter().map(|r| tier(r)).min() else {
+        return Resolved::None;
+    };
+    let top: Vec<&Row> = matches.into_iter().filter(|r| tier(r) == best).collect();
+    if best == 0 {
+        return newest(top).map_or(Resolved::None, Resolved::One);
+    }
+    let device = |r: &Row| (r.record.device_id.clone(), r.record.host.clone());
+    let mut by_device: Vec<((String, String), Vec<&Row>)> = Vec::new();
+    for r in top {
+        match by_device.iter_mut().find(|(d, _)| *d == device(r)) {
+            Some((_, rows)) => rows.push(r),
+            None => by_device.push((device(r), vec![r])),
+        }
+    }
+    let mut each: Vec<&Row> = by_device
+        .into_iter()
+        .filter_map(|(_, rows)| newest(rows))
+        .collect();
+    match each.len() {
+        0 => Resolved::None,
+        1 => Resolved::One(each.remove(0)),
+        _ => Resolved::Devices(each),
+    }
+}
+
+/// How the prompts name the device that published `r`: its host as it
+/// claims it, the start of its device id, and whether a signature proves
+/// that id (an unsigned record's host and id are only what it says).
+fn whose(r: &Row) -> String {
+    // Shown through the output layer, which makes them terminal-safe.
+    let id: String = r.record.device_id.chars().take(8).collect();
+    let proof = if r.verified {
+        "signature verified"
+    } else {
+        "unsigned: who wrote it cannot be checked"
+    };
+    match (r.record.host.is_empty(), id.is_empty()) {
+        (true, true) => format!("an unnamed device ({proof})"),
+        (true, false) => format!("device {id} ({proof})"),
+        (false, _) => format!("host '{}', device {id} ({proof})", r.record.host),
     }
 }
 
@@ -329,5 +411,53 @@ mod tests {
         );
         assert_eq!(resolve(&rows, "gamma"), Resolved::None);
         assert_eq!(resolve(&rows, ""), Resolved::None);
+    }
+
+    fn by(device: &str, host: &str, local: bool, verified: bool, updated: f64) -> Row {
+        let mut r = row("main", "main", updated);
+        r.record.device_id = device.into();
+        r.record.host = host.into();
+        r.local = local;
+        r.verified = verified;
+        r.file = format!("{host}-{updated}.json");
+        r
+    }
+
+    #[test]
+    fn this_devices_record_wins_over_a_newer_twin_from_anyone_else() {
+        // A hostile device copies our session id and host name, with a
+        // newer `updated_at`: ours is still the one opened.
+        let rows = [
+            by("me", "laptop", true, true, 10.0),
+            by("them", "laptop", false, true, 99.0),
+            by("", "laptop", false, false, 100.0),
+        ];
+        assert_eq!(resolve(&rows, "main"), Resolved::One(&rows[0]));
+    }
+
+    #[test]
+    fn a_verified_record_wins_over_unsigned_ones_and_several_devices_ask() {
+        let rows = [
+            by("dev-a", "a", false, true, 10.0),
+            by("dev-a", "a", false, true, 20.0),
+            by("", "evil", false, false, 100.0),
+        ];
+        assert_eq!(resolve(&rows, "main"), Resolved::One(&rows[1]));
+        let rows = [
+            by("dev-a", "a", false, true, 10.0),
+            by("dev-b", "b", false, true, 20.0),
+            by("dev-b", "b", false, true, 5.0),
+        ];
+        assert_eq!(
+            resolve(&rows, "ma"),
+            Resolved::Devices(vec![&rows[0], &rows[1]])
+        );
+        // Unsigned records claiming two hosts: the user chooses too.
+        let rows = [
+            by("", "a", false, false, 10.0),
+            by("", "b", false, false, 20.0),
+        ];
+        assert!(matches!(resolve(&rows, "main"), Resolved::Devices(v) if v.len() == 2));
+        assert!(whose(&rows[0]).contains("unsigned"), "{}", whose(&rows[0]));
     }
 }

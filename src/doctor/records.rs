@@ -214,6 +214,60 @@ fn this_device(records: String, offset: Option<f64>, tolerance: f64) -> Check {
     }
 }
 
+/// `forged`: records that claim a key-derived device id and do not prove
+/// it, each named with its file and why. Taken out of `listing`, so that
+/// no other check counts them as their claimed device's.
+pub(super) fn forged(listing: &mut Listing) -> Option<Check> {
+    let (forged, rows): (Vec<_>, Vec<_>) = std::mem::take(&mut listing.rows)
+        .into_iter()
+        .partition(|r| r.forged.is_some());
+    listing.rows = rows;
+    if forged.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = forged
+        .iter()
+        .map(|r| format!("{} ({})", r.file, r.forged.unwrap_or("forged")))
+        .collect();
+    Some(check(
+        "forged",
+        Status::Warn,
+        format!(
+            "{} record(s) claim a device id they do not prove, and count for nobody: {}",
+            forged.len(),
+            named.join(", ")
+        ),
+        Some(
+            "a device in the sync group wrote them (`presence devices` counts them under the \
+             id they claim); no listing shows them and they end, hide or clock nothing. \
+             `presence expire` deletes them once they have stayed unchanged for gc_after"
+                .into(),
+        ),
+    ))
+}
+
+/// `device-id`, when this device moved from the random id of an older
+/// version to the one derived from its key: says so once it did.
+pub(super) fn moved_id(registry: &Registry) -> Option<Check> {
+    let local = registry.local();
+    let old = local.previous_device_id()?;
+    let new = local.existing_device_id().ok().flatten()?;
+    Some(check(
+        "device-id",
+        Status::Ok,
+        format!(
+            "this device signs its records: its id moved from {} (random, kept in {}) to {}, \
+             derived from its key in {}; its records take the new id as they are next written \
+             or refreshed, and other devices learn its clock again",
+            crate::text::prefix_chars(&old, 8),
+            local.previous_device_id_file().display(),
+            crate::text::prefix_chars(&new, 8),
+            local.device_key_file().display()
+        ),
+        None,
+    ))
+}
+
 /// Records that carry this device's id but that the ledger says this device
 /// never wrote: another device forged them, or this home directory was
 /// cloned from another machine's (both then have one device id).
@@ -239,8 +293,10 @@ pub(super) fn foreign_claims(registry: &Registry, listing: &Listing) -> Option<C
         ),
         Some(format!(
             "they are shown as another device's and never refreshed or cleared here. If this \
-             home directory was copied from another machine, give this one its own id: delete \
-             {} and publish again; otherwise find the device that writes them",
+             home directory was copied from another machine (its key with it), give this one \
+             its own key and id: delete {} and {} and publish again; otherwise find the device \
+             that writes them",
+            registry.local().device_key_file().display(),
             registry.local().device_id_file().display()
         )),
     ))

@@ -171,7 +171,7 @@ impl<'a> Probe<'a> {
 
     /// The author, as [`Record::author`] says it.
     pub fn author(&self) -> &str {
-        crate::identity::author(&self.device_id)
+        super::author(&self.device_id)
     }
 
     /// The life, as [`Record::life`] defines it.

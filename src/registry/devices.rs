@@ -18,10 +18,20 @@ pub struct Device {
     pub hosts: Vec<String>,
     /// The instance ids its records name.
     pub instances: Vec<String>,
-    /// Records of it in the directory (every label, live or not).
+    /// Records of it in the directory (every label, live or not; forged
+    /// ones not counted).
     pub records: usize,
     /// Of them, live.
     pub live: usize,
+    /// The fingerprint of its public key (`SHA256:…`, as `ssh-keygen -l`
+    /// shows one), from its verified records; null for a device that does
+    /// not sign.
+    pub fingerprint: Option<String>,
+    /// Of its records, those whose signature proves its id.
+    pub verified: usize,
+    /// Records that claim its id and do not prove it: another device's
+    /// forgeries. They are counted here and decide nothing.
+    pub forged: usize,
     /// Whether it is this device (it wrote a record the ledger knows).
     pub this_device: bool,
     /// Seconds since the newest of its records arrived here (or, for this
@@ -61,6 +71,9 @@ impl Registry {
                     instances: Vec::new(),
                     records: 0,
                     live: 0,
+                    fingerprint: None,
+                    verified: 0,
+                    forged: 0,
                     this_device: false,
                     last_seen_s: row.age_s,
                     offset_s: estimate.map(|e| round_ms(e.offset)),
@@ -68,6 +81,16 @@ impl Registry {
                     stale: estimate.is_some_and(|e| e.stale),
                 }
             });
+            if row.forged.is_some() {
+                d.forged += 1;
+                continue;
+            }
+            if row.verified {
+                d.verified += 1;
+                if d.fingerprint.is_none() {
+                    d.fingerprint = crate::identity::fingerprint(&row.record.key);
+                }
+            }
             d.records += 1;
             d.live += usize::from(row.live);
             d.this_device |= row.local;

@@ -407,7 +407,10 @@ impl Registry {
             if !e.verdict.counts() {
                 // Decides nothing; `--all` shows it on a row of its own.
                 if opts.all {
-                    forged.push(self.row(e, at, &owns[at], now, pass));
+                    let mut row = self.row(e, at, &owns[at], now, pass);
+                    // Whatever its times say, it is nobody's live session.
+                    row.live = false;
+                    forged.push(row);
                 }
                 continue;
             }

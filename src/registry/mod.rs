@@ -219,8 +219,8 @@ impl Registry {
         let state = liveness::state(&e.record, e.ctime, now, clock);
         let local = own.is_mine(&e.file, e.kind, &e.record);
         let mut record = e.record;
-        // The row says `verified`; the proof itself is the file's.
-        record.key.clear();
+        // The row says `verified` (and keeps the public `key`, whose
+        // fingerprint `devices` shows); the signature itself is the file's.
         record.sig.clear();
         // Redact the whole strings, then cut: the other order can leave half
         // a token that no rule recognises.

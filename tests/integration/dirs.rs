@@ -138,6 +138,7 @@ fn the_same_session_in_both_directories_is_one_row() {
         serde_json::from_slice(&std::fs::read(t.b.join(&name)).unwrap()).unwrap();
     newer["seq"] = json!(newer["seq"].as_u64().unwrap() + 1);
     newer["status"] = json!("working");
+    t.writer("phone", &t.a).sign(&mut newer);
     write_record(&t.b, &name, &newer);
     let rows = t.me.list(&[]);
     assert_eq!(rows.len(), 1, "{rows:?}");
@@ -186,6 +187,8 @@ fn a_conflict_copy_in_the_other_directory_collapses() {
         serde_json::from_slice(&std::fs::read(t.a.join(&name)).unwrap()).unwrap();
     older["updated_at"] = json!(older["updated_at"].as_f64().unwrap() - 5.0);
     older["status"] = json!("working");
+    // An older version by the same writer: signed by it.
+    t.writer("phone", &t.a).sign(&mut older);
     let base = name.trim_end_matches(".json");
     let conflict = format!("{base}.sync-conflict-20260101-120000-ABCDEFG.json");
     write_record(&t.b, &conflict, &older);
@@ -257,7 +260,8 @@ fn a_same_named_file_in_the_other_directory_is_not_ours() {
         let in_a = dir_of(r) == t.a.display().to_string();
         assert_eq!(r.local, in_a, "{r:?}");
     }
-    // Made to win, the hostile copy is shown as another device's.
+    // Changed to win, the hostile copy no longer proves its writer: it
+    // wins nothing, and only `--all --json` shows it, as forged.
     let mut hostile: serde_json::Value =
         serde_json::from_slice(&std::fs::read(t.b.join(&name)).unwrap()).unwrap();
     hostile["seq"] = json!(99);
@@ -265,9 +269,13 @@ fn a_same_named_file_in_the_other_directory_is_not_ours() {
     write_record(&t.b, &name, &hostile);
     let rows = t.me.list(&[]);
     assert_eq!(rows.len(), 1, "{rows:?}");
-    assert_eq!(rows[0].title, "not mine");
-    assert!(!rows[0].local, "{rows:?}");
-    assert_eq!(dir_of(&rows[0]), t.b.display().to_string());
+    assert_eq!(rows[0].title, "mine");
+    assert!(rows[0].local, "{rows:?}");
+    assert_eq!(dir_of(&rows[0]), t.a.display().to_string());
+    let all = t.me.list(&["--all"]);
+    let forged = all.iter().find(|r| r.title == "not mine").unwrap();
+    assert_eq!(forged.forged.as_deref(), Some("bad_signature"));
+    assert!(!forged.local && !forged.verified, "{forged:?}");
     let before = std::fs::read(t.b.join(&name)).unwrap();
     // Clear ends this device's record in `dir`, and leaves the other alone.
     t.me.run(&["clear", "--session", "own"]).success();

@@ -72,6 +72,32 @@ impl Device {
             .to_string()
     }
 
+    /// Signs `record` as this device would (its key made by a first
+    /// `presence` run): sets `device_id` and `key`, then `sig` over the
+    /// canonical JSON of the rest, as docs/record-format.md describes. For
+    /// tests that write a newer copy of a record "by its own writer".
+    pub fn sign(&self, record: &mut Value) {
+        use base64::Engine as _;
+        use ed25519_dalek::Signer as _;
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let hex = std::fs::read_to_string(self.root.join("data/presence/device-key")).unwrap();
+        let seed: Vec<u8> = (0..32)
+            .map(|i| u8::from_str_radix(&hex.trim()[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        let key = ed25519_dalek::SigningKey::from_bytes(&seed.try_into().unwrap());
+        let object = record.as_object_mut().unwrap();
+        object.remove("sig");
+        object.insert("device_id".into(), Value::from(self.device_id()));
+        object.insert(
+            "key".into(),
+            Value::from(b64.encode(key.verifying_key().as_bytes())),
+        );
+        let mut message = b"presence record v1\0".to_vec();
+        message.extend(serde_json::to_vec(&*object).unwrap());
+        let sig = key.sign(&message);
+        object.insert("sig".into(), Value::from(b64.encode(sig.to_bytes())));
+    }
+
     pub fn cmd(&self) -> Command {
         self.program(env!("CARGO_BIN_EXE_presence"))
     }
@@ -365,6 +391,9 @@ macro_rules! with_record_fields {
             pub expires_at: Option<f64>,
             pub host: String,
             pub instance_id: String,
+            /// The writer's public key, on a signed record.
+            #[serde(default)]
+            pub key: Option<String>,
             pub metadata: BTreeMap<String, String>,
             pub model: String,
             #[serde(deserialize_with = "always")]
@@ -389,7 +418,11 @@ macro_rules! with_record_fields {
 
 with_record_fields! {
     /// `publish --json`: the record as written to its file.
-    pub struct JsonRecord {}
+    pub struct JsonRecord {
+        /// The signature, on a signed record.
+        #[serde(default)]
+        pub sig: Option<String>,
+    }
 }
 
 with_record_fields! {
@@ -412,6 +445,11 @@ with_record_fields! {
         pub expires_in_s: Option<f64>,
         #[serde(deserialize_with = "always")]
         pub writer_offset_s: Option<f64>,
+        /// Whether a signature proves the record's `device_id`.
+        pub verified: bool,
+        /// Only on forged records, which only `list --all` shows.
+        #[serde(default)]
+        pub forged: Option<String>,
         /// Only on the losers of `list --all`.
         #[serde(default)]
         pub superseded_by: Option<String>,

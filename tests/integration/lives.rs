@@ -113,13 +113,16 @@ fn ended_life(w: &World, a: &Device) -> (String, Value, Value) {
 }
 
 /// A copy of `live` as a sync engine might deliver it late: the same life,
-/// not ended, with an `updated_at` `ahead` seconds after the tombstone's.
-fn revived_copy(live: &Value, tomb: &Value, ahead: f64) -> Value {
+/// not ended, with an `updated_at` `ahead` seconds after the tombstone's,
+/// signed by its writer `by` (as a copy written by a clock that jumped
+/// would be): even a genuine copy never revives an ended life.
+fn revived_copy(by: &Device, live: &Value, tomb: &Value, ahead: f64) -> Value {
     let mut copy = live.clone();
     let t = f64_of(tomb, "updated_at") + ahead;
     copy["updated_at"] = json!(t);
     copy["expires_at"] = json!(t + 90.0);
     copy["title"] = json!("revived");
+    by.sign(&mut copy);
     copy
 }
 
@@ -130,7 +133,7 @@ fn a_conflict_copy_never_revives_an_ended_life() {
     let (file, live, tomb) = ended_life(&w, &a);
     let stem = file.strip_suffix(".json").unwrap();
     let conflict = format!("{stem}.sync-conflict-20260101-000000-ABCDEFG.json");
-    write_record(&w.shared(), &conflict, &revived_copy(&live, &tomb, 5.0));
+    write_record(&w.shared(), &conflict, &revived_copy(&a, &live, &tomb, 5.0));
     b.publish("other", &[]);
 
     // The copy is read, as a conflict copy of that record, newer than the tombstone.
@@ -191,7 +194,11 @@ fn a_late_copy_of_an_ended_life_never_comes_up_in_watch() {
     let (file, live, tomb) = ended_life(&w, &a);
     let stem = file.strip_suffix(".json").unwrap();
     let syncthing = format!("{stem}.sync-conflict-20260101-000000-ABCDEFG.json");
-    write_record(&w.shared(), &syncthing, &revived_copy(&live, &tomb, 5.0));
+    write_record(
+        &w.shared(),
+        &syncthing,
+        &revived_copy(&a, &live, &tomb, 5.0),
+    );
     b.publish("m1", &[]);
 
     let s = Stream::start(&b, &["watch", "--json"]);
@@ -213,7 +220,7 @@ fn a_late_copy_of_an_ended_life_never_comes_up_in_watch() {
     // A second copy of the ended life arrives while watching; everything
     // the watcher makes of it is printed before the marker's changes.
     let dropbox = format!("{stem} (laptop's conflicted copy 2026-01-01).json");
-    write_record(&w.shared(), &dropbox, &revived_copy(&live, &tomb, 10.0));
+    write_record(&w.shared(), &dropbox, &revived_copy(&a, &live, &tomb, 10.0));
     events.extend(settle(&s, &b, "m2"));
     let (code, stderr) = s.stop();
     assert_eq!(code, Some(0), "{stderr}");
@@ -247,6 +254,7 @@ fn a_tombstone_from_a_fast_clock_never_hides_another_life_on_its_endpoint() {
     for field in ["started_at", "updated_at", "expires_at", "ended_at"] {
         tomb[field] = json!(f64_of(&tomb, field) + 7200.0);
     }
+    b.sign(&mut tomb);
     write_record(&w.shared(), &tomb_file, &tomb);
     a.publish("s2", &["--endpoint", endpoint]);
 
@@ -357,15 +365,17 @@ fn forged() -> Forged {
     });
     let file = "elsewhere-1.forged.json".to_string();
     write_record(&w.shared(), &file, &planted);
-    // The plant took: listed live, with this device's id and a running owner.
-    let rows = a.list(&[]);
+    // The plant is read, with this device's id and a running owner, and
+    // found forged: it carries no key to prove the id.
+    let rows = a.list(&["--all"]);
     let row = rows
         .iter()
         .find(|r| r.session_id == "forged")
-        .unwrap_or_else(|| panic!("planted record not listed: {rows:#?}"));
+        .unwrap_or_else(|| panic!("planted record not read: {rows:#?}"));
     assert_eq!(row.file, file);
     assert_eq!(row.device_id, me);
-    assert!(row.live);
+    assert_eq!(row.forged.as_deref(), Some("no_key"));
+    assert!(!row.live && !row.verified && !row.local, "{row:?}");
     assert_eq!(json!(row.pid), own["pid"]);
     assert_eq!(json!(row.owner_start), own["owner_start"]);
     Forged {
@@ -379,19 +389,20 @@ fn forged() -> Forged {
 }
 
 #[test]
-fn a_record_forging_this_devices_id_is_not_listed_as_local() {
+fn a_record_forging_this_devices_id_is_not_listed() {
     let f = forged();
     let rows = f.a.list(&[]);
-    let local = |s: &str| rows.iter().find(|r| r.session_id == s).unwrap().local;
-    assert!(local("mine"));
-    assert!(!local("forged"), "the forged record is listed as local");
-    let table = f.a.run(&["list"]).success().stdout;
-    assert!(table.contains("*mine"), "{table}");
-    assert!(
-        table.contains(" forged") && !table.contains("*forged"),
-        "the forged record is starred:\n{table}"
-    );
-    assert!(!f.a.show("forged").local);
+    assert_eq!(sessions(&rows), ["mine"], "{rows:#?}");
+    assert!(rows[0].local && rows[0].verified, "{rows:?}");
+    for args in [&["list"][..], &["list", "--all"]] {
+        let table = f.a.run(args).success().stdout;
+        assert!(table.contains("*mine"), "{table}");
+        assert!(
+            !table.contains("forged"),
+            "{args:?} shows the forged record:\n{table}"
+        );
+    }
+    f.a.run(&["show", "forged"]).code(1);
 }
 
 #[test]
@@ -420,7 +431,8 @@ fn a_record_forging_this_devices_id_is_never_cleared() {
         "clear ended the forged record: {now_in_file}"
     );
     assert_eq!(now_in_file["seq"], f.planted["seq"]);
-    assert!(sessions(&f.a.list(&[])).contains(&"forged".to_string()));
+    let all = f.a.list(&["--all"]);
+    assert!(all.iter().any(|r| r.session_id == "forged"), "{all:#?}");
     // clear does end this device's own records.
     f.a.run(&["clear", "--session", "mine"]).success();
     assert!(read_json(&f.w.shared().join(&f.mine))["ended_at"].is_f64());
@@ -580,10 +592,18 @@ fn a_rewrite_of_this_devices_file_that_keeps_the_life_ids_is_never_adopted() {
     planted["seq"] = json!(ours["seq"].as_u64().unwrap() + 5);
     write_record(&w.shared(), &file, &planted);
 
-    // Not this device's as it stands: not starred.
+    // Not this device's as it stands, and not anyone's: the rewrite does
+    // not prove the id it claims, so no listing shows it, and `--all`
+    // marks it forged.
     let rows = a.list(&["--all-profiles"]);
-    let row = rows.iter().find(|r| r.session_id == "s").expect("listed");
+    assert!(
+        rows.iter().all(|r| r.session_id != "s"),
+        "a forged rewrite is listed: {rows:#?}"
+    );
+    let all = a.list(&["--all", "--all-profiles"]);
+    let row = all.iter().find(|r| r.session_id == "s").expect("listed");
     assert_eq!(row.title, "planted");
+    assert_eq!(row.forged.as_deref(), Some("bad_signature"));
     assert!(
         !row.local,
         "a rewritten file is listed as this device's: {row:#?}"
