@@ -21,6 +21,20 @@ pub(super) fn shell_safe(s: &str) -> bool {
     bare(s) && !s.starts_with('-')
 }
 
+/// Whether a whole endpoint may reach a remote shell as it is, for `{url}`
+/// in a configured template: [`shell_safe`]'s set and `%` and `=`, which no
+/// common shell (sh, bash, zsh, fish, csh) reads inside a word — a URL
+/// starts with its scheme, a letter, so neither is ever at the start. A
+/// query (`?`, `&`), a fragment (`#`), IPv6 brackets and every other
+/// character a shell reads are refused.
+pub(super) fn url_safe(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_alphabetic())
+        && s.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '_' | '-' | '+' | '@' | ',' | '.' | ':' | '/' | '%' | '=')
+        })
+}
+
 /// Quotes `s` for a POSIX shell: bare when it holds only letters, digits and
 /// `_-+@,.:/` (and does not start with `=` or `~`), else in single
 /// quotes (a `'` inside becomes `'\''`). Used for what ssh hands to the
@@ -173,9 +187,9 @@ fn same_host(host: &str, this: &str) -> bool {
 }
 
 /// Fills a configured template. A value is checked when the template uses
-/// it: a configured program may hand anything to a remote shell, so every
-/// value but `{url}` (one whole argument, checked by the parse) must be in
-/// the set that needs no quoting.
+/// it: a configured program may hand anything to a remote shell (`ssh HOST
+/// {url}` has the remote shell read it), so every value must be in the set
+/// that needs no quoting ([`shell_safe`]; for `{url}`, [`url_safe`]).
 fn expand(
     template: &[String],
     ep: &Endpoint,
@@ -193,7 +207,19 @@ fn expand(
     };
     let value = |name: &str| -> Result<String, OpenError> {
         let (field, v): (&'static str, String) = match name {
-            "url" => return Ok(ep.url.clone()),
+            "url" => {
+                if !url_safe(&ep.url) {
+                    return Err(invalid(
+                        "url",
+                        &ep.url,
+                        "is refused by a configured handler's {url}: it may only hold \
+                         letters, digits and _-+@,.:/%= (no query, fragment, IPv6 brackets \
+                         or other character a shell reads); use the other placeholders, \
+                         or the built-in handler",
+                    ));
+                }
+                return Ok(ep.url.clone());
+            }
             "scheme" => ("scheme", ep.scheme.clone()),
             "user" => ("user", ep.user.clone().ok_or_else(|| missing("user"))?),
             "host" => ("host", ep.host.clone()),

@@ -10,7 +10,7 @@
 //! What ssh hands to the remote shell is joined there into one command line,
 //! so those values are single-quoted for it (built-in `ssh`) or must stay in
 //! a conservative character set (the remote `tmux` session, every value a
-//! configured template uses).
+//! configured template uses, `{url}` included).
 
 mod argv;
 mod endpoint;
@@ -54,7 +54,8 @@ pub enum OpenError {
     #[error("refused to open: the endpoint's {field} {value:?} {why}")]
     Invalid {
         /// The part: `endpoint`, `scheme`, `user`, `host`, `port`, `path`,
-        /// `session` or `session_id`.
+        /// `session`, `session_id`, or `url` (the whole endpoint, as a
+        /// configured template's `{url}`).
         field: &'static str,
         /// The value as found (shown escaped).
         value: String,

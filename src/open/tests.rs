@@ -333,6 +333,63 @@ fn configured_handlers_refuse_what_a_remote_shell_would_read() {
     );
 }
 
+/// `{url}` reaches a remote shell as one word of its command line when a
+/// template hands it to `ssh HOST`: checked like every other value.
+#[test]
+fn configured_url_is_checked_like_every_other_value() {
+    let remote = |scheme: &str| handlers(scheme, &["ssh", "desk", "open", "{url}"]).unwrap();
+    for endpoint in [
+        "zed://desk/x;id",
+        "zed://desk/$(id)",
+        "zed://desk/`id`",
+        "zed://desk/a|id",
+        "zed://desk/a&id",
+        "zed://desk/a>x",
+        "zed://desk/a<x",
+        "zed://desk/a'b",
+        "zed://desk/a\"b",
+        "zed://desk/a(b)",
+        "zed://desk/a{b,c}",
+        "zed://desk/a!b",
+        "zed://desk/*",
+        "zed://desk/a~b",
+        "zed://desk/a^b",
+        "zed://[::1]/x",
+        "zed://[::1]:7/x",
+    ] {
+        let e = argv(endpoint, &remote("zed"), HERE).unwrap_err();
+        assert_eq!(field(&e), "url", "{endpoint:?}: {e}");
+    }
+    // A configured http(s) handler: a query or fragment is refused there…
+    for endpoint in [
+        "https://example.org/?a=1&id",
+        "https://example.org/a?b",
+        "https://example.org/a#b",
+    ] {
+        let e = argv(endpoint, &remote("https"), HERE).unwrap_err();
+        assert_eq!(field(&e), "url", "{endpoint:?}: {e}");
+    }
+    // …and the built-in one, which hands the URL to the opener without a
+    // shell, still opens it.
+    assert_eq!(
+        builtin("https://example.org/?a=1&id"),
+        Ok(v(&["xdg-open", "https://example.org/?a=1&id"]))
+    );
+    for (scheme, endpoint) in [
+        ("zed", "zed://al@desk:7/src/x"),
+        ("zed", "zed://desk/my%20code%3Bx%27"),
+        ("zed", "zed://desk/a=b,c@d+e_f"),
+        ("zed+x.y-z", "zed+x.y-z://desk"),
+        ("https", "https://example.org/p=1/"),
+    ] {
+        assert_eq!(
+            argv(endpoint, &remote(scheme), HERE),
+            Ok(v(&["ssh", "desk", "open", endpoint])),
+            "{endpoint:?}"
+        );
+    }
+}
+
 #[test]
 fn bad_templates_are_refused() {
     for bad in [
@@ -406,5 +463,23 @@ proptest! {
     #[test]
     fn parsing_never_panics(text in "\\PC{0,40}") {
         let _ = builtin(&text);
+    }
+
+    /// Whatever the endpoint, the `{url}` a configured template gets holds
+    /// no character a shell reads and does not start as an option.
+    #[test]
+    fn a_configured_url_is_one_inert_shell_word(
+        scheme in prop::sample::select(vec!["zed", "https", "ssh"]),
+        rest in "[ -~]{0,24}",
+    ) {
+        let h = handlers(scheme, &["ssh", "desk", "{url}"]).unwrap();
+        if let Ok(argv) = argv(&format!("{scheme}://{rest}"), &h, HERE) {
+            let url = &argv[2];
+            prop_assert!(!url.starts_with(['-', '=', '~']), "{url:?}");
+            prop_assert!(
+                !url.contains(|c: char| " \t\n\"'\\`$;&|<>(){}[]*?!#~^".contains(c)),
+                "{url:?}"
+            );
+        }
     }
 }

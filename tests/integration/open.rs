@@ -296,6 +296,27 @@ fn configured_handlers() {
     assert!(r.stderr.contains("has no port"), "{}", r.stderr);
     assert_eq!(argv_of(w.tmp.path(), "ssh"), None);
 
+    // `{url}` handed to a remote shell is checked like every other value.
+    let handlers = std::fs::read_to_string(laptop.config_path()).unwrap();
+    laptop.write_config(&format!(
+        "{handlers}\n[open.handlers.zed]\ncommand = [\"ssh\", \"desk-far\", \"zed\", \"{{url}}\"]\n"
+    ));
+    desk.publish("z-bad", &["--endpoint", "zed://desk-far/x;touch%20pwned"]);
+    desk.publish("z-ok", &["--endpoint", "zed://desk-far/src/my%20app"]);
+    for extra in ["--yes", "--print"] {
+        let r = open(&laptop, &bin, &["z-bad", extra]).code(1);
+        assert!(r.stderr.contains("the endpoint's url "), "{}", r.stderr);
+        assert_eq!(r.stdout, "");
+    }
+    assert_eq!(argv_of(w.tmp.path(), "ssh"), None);
+    open(&laptop, &bin, &["z-ok", "--yes"]).code(7);
+    assert_eq!(
+        argv_of(w.tmp.path(), "ssh").unwrap(),
+        ["desk-far", "zed", "zed://desk-far/src/my%20app"]
+    );
+    std::fs::remove_file(w.tmp.path().join("argv-ssh")).unwrap();
+    laptop.write_config(&handlers);
+
     let shown = laptop.run(&["config", "show"]).success().stdout;
     assert!(
         shown.contains("[open.handlers.tmux]\ncommand = [\"wezterm\""),
