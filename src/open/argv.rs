@@ -179,11 +179,25 @@ fn remote_cd(path: &str) -> Option<String> {
     }
 }
 
+/// Whether a `tmux://` endpoint's host is this machine, `this` being its
+/// host name as `gethostname` gives it (what `publish` writes into the
+/// endpoints of this machine). Case and one trailing dot aside, the whole
+/// name is compared: `localhost`; `this` itself; or a name without a dot
+/// that is the first label of `this` (`laptop` on `laptop.example.com`).
+/// A name with a dot names this machine only when it is `this`:
+/// `laptop.attacker.example` is not the machine `laptop`, and
+/// `laptop.local` is not `laptop` either (it goes through ssh, which
+/// reaches this machine all the same if that is what it is).
 fn same_host(host: &str, this: &str) -> bool {
-    let first = |h: &str| h.split('.').next().unwrap_or(h).to_ascii_lowercase();
-    host.eq_ignore_ascii_case("localhost")
-        || host.eq_ignore_ascii_case(this)
-        || (!this.is_empty() && first(host) == first(this))
+    let norm = |h: &str| h.strip_suffix('.').unwrap_or(h).to_ascii_lowercase();
+    let (host, this) = (norm(host), norm(this));
+    if host == "localhost" {
+        return true;
+    }
+    if host.is_empty() || this.is_empty() {
+        return false;
+    }
+    host == this || (!host.contains('.') && this.split('.').next() == Some(host.as_str()))
 }
 
 /// Fills a configured template. A value is checked when the template uses

@@ -34,10 +34,7 @@ fn field(e: &OpenError) -> &'static str {
 fn builtin_handlers() {
     let cases: &[(&str, &[&str])] = &[
         ("tmux://laptop/work", &["tmux", "attach", "-t", "work"]),
-        (
-            "tmux://LAPTOP.local/work",
-            &["tmux", "attach", "-t", "work"],
-        ),
+        ("tmux://LAPTOP/work", &["tmux", "attach", "-t", "work"]),
         ("tmux://localhost/w-2", &["tmux", "attach", "-t", "w-2"]),
         ("tmux://laptop/work:1", &["tmux", "attach", "-t", "work:1"]),
         (
@@ -116,6 +113,45 @@ fn builtin_handlers() {
     ];
     for (endpoint, want) in cases {
         assert_eq!(builtin(endpoint), Ok(v(want)), "{endpoint}");
+    }
+}
+
+/// A `tmux://` host is this machine only by its whole name: a name with a
+/// dot is compared whole, a bare name with this machine's first label.
+#[test]
+fn tmux_hosts_are_compared_whole() {
+    let local = |endpoint: &str, this: &str| {
+        let target = Target {
+            this_host: this,
+            ..HERE
+        };
+        match argv(endpoint, &Handlers::default(), target) {
+            Ok(argv) if argv[0] == "tmux" => true,
+            Ok(argv) if argv[0] == "ssh" => false,
+            other => panic!("{endpoint} on {this}: {other:?}"),
+        }
+    };
+    let cases: &[(&str, &str, bool)] = &[
+        ("tmux://vm/main", "vm", true),
+        ("tmux://VM/main", "vm", true),
+        ("tmux://vm./main", "vm", true),
+        ("tmux://localhost/main", "vm", true),
+        ("tmux://LocalHost/main", "", true),
+        ("tmux://vm/main", "vm.lab.example", true),
+        ("tmux://vm.lab.example/main", "vm.lab.example", true),
+        ("tmux://VM.Lab.Example./main", "vm.lab.example", true),
+        // Another machine whose first label is this one's name.
+        ("tmux://vm.attacker.example/main", "vm", false),
+        ("tmux://vm.attacker.example/main", "vm.lab.example", false),
+        ("tmux://vm.local/main", "vm", false),
+        ("tmux://vm.lab/main", "vm.lab.example", false),
+        ("tmux://vm2/main", "vm", false),
+        ("tmux://v/main", "vm", false),
+        ("tmux://vm/main", "", false),
+        ("tmux://lab/main", "vm.lab.example", false),
+    ];
+    for &(endpoint, this, want) in cases {
+        assert_eq!(local(endpoint, this), want, "{endpoint} on {this:?}");
     }
 }
 

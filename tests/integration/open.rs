@@ -194,6 +194,39 @@ fn hostile_endpoints_run_nothing() {
     assert!(r.stderr.contains("no endpoint"), "{}", r.stderr);
 }
 
+/// `tmux://HOST/…` attaches locally only when HOST is this machine by its
+/// whole name: another host whose first label is this machine's name goes
+/// through ssh.
+#[test]
+fn a_tmux_host_is_this_machine_only_by_its_whole_name() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let desk = w.device("desk");
+    let bin = fakes(w.tmp.path(), FAKES);
+    laptop.publish("mine", &[]);
+    let host = laptop.show("mine").host;
+    let short = host.split('.').next().unwrap().to_string();
+    let lookalike = format!("{short}.attacker.example");
+    // Each its own tmux session: one endpoint would make them one session.
+    desk.publish("here", &["--endpoint", &format!("tmux://{host}/w1")]);
+    let upper = short.to_uppercase();
+    desk.publish("short", &["--endpoint", &format!("tmux://{upper}/w2")]);
+    desk.publish("far", &["--endpoint", &format!("tmux://{lookalike}/work")]);
+    let printed = |id: &str| open(&laptop, &bin, &[id, "--print"]).success().stdout;
+    assert_eq!(printed("here"), "tmux attach -t w1\n");
+    assert_eq!(printed("short"), "tmux attach -t w2\n");
+    assert_eq!(
+        printed("far"),
+        format!("ssh -t -- {lookalike} tmux attach -t work\n")
+    );
+    open(&laptop, &bin, &["far", "--yes"]).code(7);
+    assert_eq!(argv_of(w.tmp.path(), "tmux"), None);
+    assert_eq!(
+        argv_of(w.tmp.path(), "ssh").unwrap(),
+        ["-t", "--", &lookalike, "tmux", "attach", "-t", "work"]
+    );
+}
+
 /// Ids, keys and prefixes; this device's sessions open without asking;
 /// another device's need --yes off a terminal; no ID off a terminal is a
 /// usage error.
