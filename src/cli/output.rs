@@ -81,6 +81,23 @@ impl Styled {
         self
     }
 
+    /// Adds a command line that `presence open` built
+    /// ([`presence::open::shell_line`]): as it is when the only characters
+    /// in it the sanitizer would escape are its quoting's backslashes
+    /// (`open` checks every part of the argv for that), so that it reads as
+    /// exactly what runs and runs the same when pasted; made safe otherwise.
+    pub fn command(mut self, line: &str) -> Styled {
+        if line
+            .split('\\')
+            .all(|part| matches!(safe(part), std::borrow::Cow::Borrowed(_)))
+        {
+            self.0.push_str(line);
+        } else {
+            self.push(line);
+        }
+        self
+    }
+
     /// Adds `other`, already safe.
     pub fn then(mut self, other: &Styled) -> Styled {
         self.0.push_str(&other.0);

@@ -474,6 +474,73 @@ fn confirmation_and_choice_on_a_terminal() {
     assert!(screen.contains("no session chosen"), "{screen}");
 }
 
+/// The confirmation's and the refusals' foreign fields are made safe once,
+/// the tool's own line breaks are real, and the command shown keeps the
+/// single backslashes of its quoting (it is what `--print` prints).
+#[test]
+fn foreign_fields_are_escaped_once_and_the_prompt_has_real_lines() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let bin = fakes(w.tmp.path(), FAKES);
+    let t = crate::harness::now();
+    let record = |id: &str, endpoint: &str| {
+        serde_json::json!({
+            "version": 1, "session_id": id, "session_key": id, "status": "idle",
+            "host": "desk\u{202e}\x1b[31m", "device_id": "evil\u{200b}dev",
+            "instance_id": "evil-1", "endpoint": endpoint, "profile": "default",
+            "updated_at": t, "expires_at": t + 90.0, "metadata": {},
+        })
+    };
+    let plant = |id: &str, endpoint: &str| {
+        crate::harness::write_record(
+            &w.shared(),
+            &format!("evil-1.{id}.json"),
+            &record(id, endpoint),
+        );
+    };
+    plant("far-2", "ssh://desk-far/it's%3Bx");
+    plant("bad-1", "ssh://desk\u{202e}far/");
+    plant("bad-2", "ssh://desk-far/a%E2%80%AEb");
+
+    let printed = open(&laptop, &bin, &["far-2", "--print"]).success().stdout;
+    assert!(printed.contains(r"'\''"), "{printed}");
+    let (screen, code) = on_pty(&laptop, &bin, "open far-2", "n\n");
+    assert_eq!(code, 1, "{screen}");
+    let screen = screen.replace("\r\n", "\n");
+    let lines: Vec<&str> = screen.lines().collect();
+    let asked = lines
+        .iter()
+        .position(|l| l.starts_with("Session 'far-2'"))
+        .unwrap_or_else(|| panic!("no question: {screen:?}"));
+    assert_eq!(
+        lines[asked],
+        r"Session 'far-2' was published by another device, desk\u{202e}\e[31m (device evil\u{200b}dev).",
+    );
+    assert_eq!(
+        format!("{}\n", lines[asked + 1]),
+        format!("Open it by running: {printed}")
+    );
+    assert!(
+        !screen.contains(r"\n") && !screen.contains(r"\\"),
+        "{screen:?}"
+    );
+    assert_eq!(argv_of(w.tmp.path(), "ssh"), None);
+
+    for (id, shown) in [
+        (
+            "bad-1",
+            r#"endpoint "ssh://desk\u{202e}far/" contains the non-ASCII character U+202E"#,
+        ),
+        ("bad-2", r#"path "/a\u{202e}b" contains"#),
+    ] {
+        for extra in ["--yes", "--print"] {
+            let r = open(&laptop, &bin, &[id, extra]).code(1);
+            assert!(r.stderr.contains(shown), "{id}: {}", r.stderr);
+            assert!(!r.stderr.contains(r"\\"), "{id}: {}", r.stderr);
+        }
+    }
+}
+
 /// Stops the tmux server of a test, whatever happens to the test.
 struct TmuxServer {
     tmux: PathBuf,
