@@ -218,13 +218,14 @@ fn duration(secs: f64) -> String {
     humantime::format_duration(std::time::Duration::from_secs(whole as u64)).to_string()
 }
 
-/// A clock offset with its sign always shown: `+600 s`, `-900 s`.
+/// A clock offset with its sign always shown: `+600 s`, `-900 s`; `>100y`
+/// for an absurd one (a hostile record's).
 fn signed(offset: f64) -> String {
     let rounded = offset.round();
     if rounded == 0.0 {
         "0 s".to_string()
     } else {
-        format!("{rounded:+.0} s")
+        crate::text::signed_seconds(rounded, 0)
     }
 }
 

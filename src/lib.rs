@@ -214,3 +214,5 @@ pub use store::SkipReason;
 pub use store::bounded;
 #[doc(hidden)] // The one sync-engine type and its discovery, for `presence setup`.
 pub use store::engine;
+#[doc(hidden)] // Durations and clock offsets as the CLI shows them, clamped.
+pub use text::{short_duration, signed_seconds, within_a_century};

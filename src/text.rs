@@ -98,6 +98,54 @@ pub fn terminal_safe(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A century, in seconds. No session runs, and no clock is off, that long: a
+/// time further from now is a broken or hostile record's, and is shown as
+/// [`BEYOND_A_CENTURY`] rather than as a number (`1e300` would print as a
+/// 301-digit number, or as 213503982334601 days once cast to an integer).
+const CENTURY_S: f64 = 100.0 * 365.25 * 86_400.0;
+
+/// How a duration of a century or more is shown.
+pub const BEYOND_A_CENTURY: &str = ">100y";
+
+/// Whether `secs` is a number less than a century either way: a duration
+/// or offset that says something.
+pub fn within_a_century(secs: f64) -> bool {
+    secs.abs() < CENTURY_S
+}
+
+/// `12s`, `3m`, `2h`, `5d` — the largest unit that fits, rounded down, of
+/// `secs` either way from now; [`BEYOND_A_CENTURY`] from a century on, and
+/// `?` for no number at all. At most six columns wide.
+pub fn short_duration(secs: f64) -> String {
+    if secs.is_nan() {
+        return "?".to_string();
+    }
+    let a = secs.abs();
+    if a >= CENTURY_S {
+        return BEYOND_A_CENTURY.to_string();
+    }
+    let s = a.floor() as u64;
+    match s {
+        0..120 => format!("{s}s"),
+        120..3600 => format!("{}m", s / 60),
+        3600..86_400 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86_400),
+    }
+}
+
+/// A clock offset with its sign, to `decimals` places: `+600.0 s`,
+/// `-0.5 s`; [`BEYOND_A_CENTURY`] (no sign: say ahead or behind next to it)
+/// from a century on either way, `?` for no number.
+pub fn signed_seconds(secs: f64, decimals: usize) -> String {
+    if secs.is_nan() {
+        "?".to_string()
+    } else if secs.abs() >= CENTURY_S {
+        BEYOND_A_CENTURY.to_string()
+    } else {
+        format!("{secs:+.decimals$} s")
+    }
+}
+
 /// The first `n` characters of `s` (all of it if shorter): a cut that can
 /// never split a character, for text from the directory.
 pub(crate) fn prefix_chars(s: &str, n: usize) -> &str {
@@ -143,6 +191,37 @@ mod tests {
         for w in INVISIBLE.windows(2) {
             assert!(w[0].0 <= w[0].1 && w[0].1 < w[1].0, "{w:?}");
         }
+    }
+
+    #[test]
+    fn durations_and_offsets_stay_short_whatever_the_time() {
+        let cases = [
+            (0.0, "0s"),
+            (119.9, "119s"),
+            (-120.0, "2m"),
+            (3600.0 * 5.0, "5h"),
+            (86_400.0 * 2.0, "2d"),
+            (CENTURY_S - 1.0, "36524d"),
+            (CENTURY_S, ">100y"),
+            (1e300, ">100y"),
+            (-1e300, ">100y"),
+            (f64::MAX, ">100y"),
+            (f64::INFINITY, ">100y"),
+            (f64::NEG_INFINITY, ">100y"),
+            (f64::NAN, "?"),
+        ];
+        for (secs, want) in cases {
+            assert_eq!(short_duration(secs), want, "{secs}");
+            assert!(short_duration(secs).len() <= 6, "{secs}");
+        }
+        assert_eq!(signed_seconds(600.04, 1), "+600.0 s");
+        assert_eq!(signed_seconds(-0.5, 1), "-0.5 s");
+        assert_eq!(signed_seconds(-899.6, 0), "-900 s");
+        assert_eq!(signed_seconds(1e300, 1), ">100y");
+        assert_eq!(signed_seconds(f64::NEG_INFINITY, 0), ">100y");
+        assert_eq!(signed_seconds(f64::NAN, 0), "?");
+        assert!(within_a_century(-CENTURY_S + 1.0) && !within_a_century(CENTURY_S));
+        assert!(!within_a_century(f64::NAN) && !within_a_century(f64::INFINITY));
     }
 
     #[test]

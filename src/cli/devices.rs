@@ -43,7 +43,8 @@ pub fn run(ctx: &Ctx, args: DevicesArgs) -> anyhow::Result<Exit> {
                 Some(o) if d.this_device && o.abs() < 1.0 => "this device".to_string(),
                 // That device's clock minus this one's: positive runs ahead.
                 Some(o) => format!(
-                    "{o:+.1} s ({}, {} samples{})",
+                    "{} ({}, {} samples{})",
+                    presence::signed_seconds(o, 1),
                     if o.abs() < 0.05 {
                         "in step"
                     } else if o < 0.0 {

@@ -16,7 +16,7 @@ use std::io::{BufReader, Read as _};
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
-use presence::{ListOptions, PublishRequest, Registry};
+use presence::{PublishRequest, Registry};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -245,30 +245,37 @@ impl Hook<'_> {
     /// The CLI and the TUI pass only the new session to `on_session_reset`:
     /// the session it replaces is the newest one this device published for
     /// the same Hermes process, other than the new one and its subagents.
+    /// Found in this device's ledger, not by listing the directory: Hermes
+    /// waits for the hook, and a synced directory may hold many thousands of
+    /// other devices' records.
     fn clear_previous(&self, new: &str) -> anyhow::Result<()> {
-        let listing = self
+        let own = self
             .registry
-            .list(ListOptions::default(), self.now)
-            .context("cannot list the sessions to find the one Hermes reset")?;
-        let previous = listing
-            .rows
-            .iter()
-            .filter(|r| {
-                r.local
-                    && r.record.client == CLIENT
-                    && r.record.pid == self.owner
-                    && r.record.session_id != new
-                    && !r.record.metadata.contains_key(PARENT)
-            })
-            .max_by(|a, b| {
-                let t = |r: &presence::Row| r.record.started_at.unwrap_or(f64::NEG_INFINITY);
-                t(a).total_cmp(&t(b))
-            });
-        match previous {
-            Some(row) => self.clear(&row.record.session_id),
-            None => Ok(()),
+            .own_records()
+            .context("cannot read this device's records to find the one Hermes reset")?;
+        if let Some(session) = previous(&own, self.owner, new) {
+            self.clear(session)?;
         }
+        Ok(())
     }
+}
+
+/// Of this device's records, the session `on_session_reset` replaces: the
+/// newest (by `started_at`) Hermes session of process `owner` other than
+/// `new` and the subagents.
+fn previous<'a>(own: &'a [presence::Record], owner: u32, new: &str) -> Option<&'a str> {
+    own.iter()
+        .filter(|r| {
+            r.client == CLIENT
+                && r.pid == owner
+                && r.session_id != new
+                && !r.metadata.contains_key(PARENT)
+        })
+        .max_by(|a, b| {
+            let t = |r: &presence::Record| r.started_at.unwrap_or(f64::NEG_INFINITY);
+            t(a).total_cmp(&t(b))
+        })
+        .map(|r| r.session_id.as_str())
 }
 
 #[cfg(test)]
@@ -366,6 +373,32 @@ mod tests {
         assert_eq!(old(r#"{"old_session_id":"old"}"#).as_deref(), Some("old"));
         assert_eq!(old("{}"), None);
         assert_eq!(old(r#"{"old_session_id":"new"}"#), None);
+    }
+
+    #[test]
+    fn reset_replaces_the_newest_session_of_the_same_process() {
+        let rec = |id: &str, client: &str, pid: u32, started: f64, parent: bool| {
+            let mut r = presence::Record::new(id);
+            r.client = client.into();
+            r.pid = pid;
+            r.started_at = Some(started);
+            if parent {
+                r.metadata.insert(PARENT.into(), "p".into());
+            }
+            r
+        };
+        let own = [
+            rec("old", "hermes", 7, 1.0, false),
+            rec("newest", "hermes", 7, 3.0, false),
+            rec("sub", "hermes", 7, 9.0, true),
+            rec("other-process", "hermes", 8, 9.0, false),
+            rec("other-client", "terminal", 7, 9.0, false),
+            rec("new", "hermes", 7, 10.0, false),
+        ];
+        assert_eq!(previous(&own, 7, "new"), Some("newest"));
+        assert_eq!(previous(&own, 8, "new"), Some("other-process"));
+        assert_eq!(previous(&own, 9, "new"), None);
+        assert_eq!(previous(&own[..1], 7, "old"), None);
     }
 
     #[test]

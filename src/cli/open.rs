@@ -102,10 +102,7 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
         .with_context(|| format!("cannot open session '{}'", r.session_id))?;
     let line = open::shell_line(&argv);
     if args.print {
-        // The argv holds nothing the sanitizer escapes (`open` checks every
-        // part of it), and the quoting's backslashes must stay single for
-        // the line to run when pasted.
-        output::stdout().verbatim(&format!("{line}\n"))?;
+        output::stdout().line(&Styled::default().command(&line))?;
         return Ok(Exit::Ok);
     }
     if !row.local && !args.yes {
@@ -118,17 +115,21 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
             ))
             .into());
         }
-        let question = format!(
-            "Session '{}' was published by another device, {whose}.\nOpen it by running: {line}",
+        // Two lines, each made safe once: the record's fields in the first,
+        // the command (whose quoting keeps its backslashes) in the second.
+        output::eline(&Styled::new(format_args!(
+            "Session '{}' was published by another device, {whose}.",
             r.session_id
-        );
-        output::eline(&Styled::new(question));
+        )));
+        output::eline(&Styled::new("Open it by running: ").command(&line));
         if !yes(&ask("Open it? [y/N] ")?) {
             output::notice("not opened");
             return Ok(Exit::Failure);
         }
     }
-    ctx.detail(format_args!("running: {line}"));
+    if ctx.global.verbose {
+        output::eline(&Styled::new("presence: running: ").command(&line));
+    }
     Ok(exec(&argv))
 }
 

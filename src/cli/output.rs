@@ -81,6 +81,23 @@ impl Styled {
         self
     }
 
+    /// Adds a command line that `presence open` built
+    /// ([`presence::open::shell_line`]): as it is when the only characters
+    /// in it the sanitizer would escape are its quoting's backslashes
+    /// (`open` checks every part of the argv for that), so that it reads as
+    /// exactly what runs and runs the same when pasted; made safe otherwise.
+    pub fn command(mut self, line: &str) -> Styled {
+        if line
+            .split('\\')
+            .all(|part| matches!(safe(part), std::borrow::Cow::Borrowed(_)))
+        {
+            self.0.push_str(line);
+        } else {
+            self.push(line);
+        }
+        self
+    }
+
     /// Adds `other`, already safe.
     pub fn then(mut self, other: &Styled) -> Styled {
         self.0.push_str(&other.0);
@@ -313,16 +330,10 @@ fn decide_color(
     }
 }
 
-/// `12s`, `3m`, `2h`, `5d` — the largest unit that fits, rounded down.
-pub fn short_duration(secs: f64) -> String {
-    let s = secs.abs().floor() as u64;
-    match s {
-        0..120 => format!("{s}s"),
-        120..3600 => format!("{}m", s / 60),
-        3600..86_400 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86_400),
-    }
-}
+/// `12s`, `3m`, `2h`, `5d` — the largest unit that fits, rounded down;
+/// `>100y` for a time a century or more away (a broken or hostile
+/// record's), `?` for none: never wider than six columns.
+pub use presence::short_duration;
 
 /// Writes `value` as pretty JSON and a newline, streamed through a buffer.
 /// A closed pipe surfaces as the plain `io::Error` it is.
@@ -405,10 +416,17 @@ const GIVE_WAY: [Give; 14] = [
 
 /// Seconds since the session started, on this machine's clock (`started_at`
 /// is the writer's: its learned offset is taken off; a start that looks
-/// to come is shown as 0). None for a record without `started_at`.
+/// to come is shown as 0). None for a record without `started_at`; NaN
+/// (shown as `?`) when the writer's learned offset is a century or more,
+/// which no clock is off by: a hostile record taught it, and it places
+/// nothing on this clock.
 pub fn up_s(row: &Row, now: f64) -> Option<f64> {
-    let started = row.record.started_at? - row.writer_offset_s.unwrap_or(0.0);
-    Some((now - started).max(0.0))
+    let started_at = row.record.started_at?;
+    let offset = row.writer_offset_s.unwrap_or(0.0);
+    if !presence::within_a_century(offset) {
+        return Some(f64::NAN);
+    }
+    Some((now - (started_at - offset)).max(0.0))
 }
 
 fn cells(row: &Row, now: f64) -> [String; 9] {
@@ -598,6 +616,48 @@ mod tests {
         assert_eq!(short_duration(119.0), "119s");
         assert_eq!(short_duration(120.0), "2m");
         assert_eq!(short_duration(86_400.0 * 2.0), "2d");
+        assert_eq!(ago(1e300), ">100y ago");
+        assert_eq!(ago(-1e300), "in >100y");
+        assert_eq!(ago(f64::NAN), "? ago");
+    }
+
+    fn record_row(started_at: Option<f64>, writer_offset_s: Option<f64>) -> Row {
+        let mut record = presence::Record::new("s");
+        record.started_at = started_at;
+        Row {
+            record,
+            file: "f.json".into(),
+            dir: None,
+            dir_index: 0,
+            live: true,
+            state: presence::State::Live,
+            local: false,
+            conflict_copy: false,
+            age_s: 0.0,
+            claimed_age_s: None,
+            expires_in_s: None,
+            superseded_by: None,
+            writer_offset_s,
+            lost_because: None,
+            redactions: Vec::new(),
+        }
+    }
+
+    /// A hostile record's times: the UP cell stays short, or says it
+    /// cannot tell.
+    #[test]
+    fn up_is_clamped_for_absurd_times() {
+        let now = 1_800_000_000.0;
+        let up = |started, offset| cells(&record_row(started, offset), now)[UP].clone();
+        assert_eq!(up(Some(now - 7300.0), None), "2h");
+        assert_eq!(up(Some(now - 7300.0), Some(-100.0)), "2h");
+        assert_eq!(up(Some(-1e300), None), ">100y");
+        assert_eq!(up(Some(f64::MIN), Some(5.0)), ">100y");
+        assert_eq!(up(Some(1e300), None), "0s");
+        // An offset no clock has: the start cannot be placed on ours.
+        assert_eq!(up(Some(1e300), Some(1e300)), "?");
+        assert_eq!(up(Some(now), Some(-1e300)), "?");
+        assert_eq!(up(None, Some(1e300)), "");
     }
 
     #[test]

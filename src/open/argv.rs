@@ -21,6 +21,20 @@ pub(super) fn shell_safe(s: &str) -> bool {
     bare(s) && !s.starts_with('-')
 }
 
+/// Whether a whole endpoint may reach a remote shell as it is, for `{url}`
+/// in a configured template: [`shell_safe`]'s set and `%` and `=`, which no
+/// common shell (sh, bash, zsh, fish, csh) reads inside a word — a URL
+/// starts with its scheme, a letter, so neither is ever at the start. A
+/// query (`?`, `&`), a fragment (`#`), IPv6 brackets and every other
+/// character a shell reads are refused.
+pub(super) fn url_safe(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_alphabetic())
+        && s.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '_' | '-' | '+' | '@' | ',' | '.' | ':' | '/' | '%' | '=')
+        })
+}
+
 /// Quotes `s` for a POSIX shell: bare when it holds only letters, digits and
 /// `_-+@,.:/` (and does not start with `=` or `~`), else in single
 /// quotes (a `'` inside becomes `'\''`). Used for what ssh hands to the
@@ -165,17 +179,31 @@ fn remote_cd(path: &str) -> Option<String> {
     }
 }
 
+/// Whether a `tmux://` endpoint's host is this machine, `this` being its
+/// host name as `gethostname` gives it (what `publish` writes into the
+/// endpoints of this machine). Case and one trailing dot aside, the whole
+/// name is compared: `localhost`; `this` itself; or a name without a dot
+/// that is the first label of `this` (`laptop` on `laptop.example.com`).
+/// A name with a dot names this machine only when it is `this`:
+/// `laptop.attacker.example` is not the machine `laptop`, and
+/// `laptop.local` is not `laptop` either (it goes through ssh, which
+/// reaches this machine all the same if that is what it is).
 fn same_host(host: &str, this: &str) -> bool {
-    let first = |h: &str| h.split('.').next().unwrap_or(h).to_ascii_lowercase();
-    host.eq_ignore_ascii_case("localhost")
-        || host.eq_ignore_ascii_case(this)
-        || (!this.is_empty() && first(host) == first(this))
+    let norm = |h: &str| h.strip_suffix('.').unwrap_or(h).to_ascii_lowercase();
+    let (host, this) = (norm(host), norm(this));
+    if host == "localhost" {
+        return true;
+    }
+    if host.is_empty() || this.is_empty() {
+        return false;
+    }
+    host == this || (!host.contains('.') && this.split('.').next() == Some(host.as_str()))
 }
 
 /// Fills a configured template. A value is checked when the template uses
-/// it: a configured program may hand anything to a remote shell, so every
-/// value but `{url}` (one whole argument, checked by the parse) must be in
-/// the set that needs no quoting.
+/// it: a configured program may hand anything to a remote shell (`ssh HOST
+/// {url}` has the remote shell read it), so every value must be in the set
+/// that needs no quoting ([`shell_safe`]; for `{url}`, [`url_safe`]).
 fn expand(
     template: &[String],
     ep: &Endpoint,
@@ -193,7 +221,19 @@ fn expand(
     };
     let value = |name: &str| -> Result<String, OpenError> {
         let (field, v): (&'static str, String) = match name {
-            "url" => return Ok(ep.url.clone()),
+            "url" => {
+                if !url_safe(&ep.url) {
+                    return Err(invalid(
+                        "url",
+                        &ep.url,
+                        "is refused by a configured handler's {url}: it may only hold \
+                         letters, digits and _-+@,.:/%= (no query, fragment, IPv6 brackets \
+                         or other character a shell reads); use the other placeholders, \
+                         or the built-in handler",
+                    ));
+                }
+                return Ok(ep.url.clone());
+            }
             "scheme" => ("scheme", ep.scheme.clone()),
             "user" => ("user", ep.user.clone().ok_or_else(|| missing("user"))?),
             "host" => ("host", ep.host.clone()),

@@ -128,7 +128,10 @@ impl Endpoint {
             return Err(invalid(
                 "session",
                 session,
-                format!("contains {c:?}; a session name is letters, digits and _-+@,"),
+                format!(
+                    "contains {}; a session name is letters, digits and _-+@,",
+                    shown(c)
+                ),
             ));
         }
         if let Some(place) = place {
@@ -150,13 +153,27 @@ impl Endpoint {
     }
 }
 
+/// A character a message names: `'x'` for a visible ASCII one (`"'"` for
+/// the quote), `U+202E` for any other. Nothing in it needs escaping, so the
+/// output layer, which makes the whole message safe, shows it as it is.
+fn shown(c: char) -> String {
+    match c {
+        '\'' => "\"'\"".to_string(),
+        c if c.is_ascii_graphic() => format!("'{c}'"),
+        c => format!("U+{:04X}", u32::from(c)),
+    }
+}
+
 /// Refuses what no part of any endpoint may hold.
 fn plain(field: &'static str, value: &str) -> Result<(), OpenError> {
     if let Some(c) = value.chars().find(|c| !c.is_ascii()) {
         return Err(invalid(
             field,
             value,
-            format!("contains the non-ASCII character {c:?} (percent-encode it)"),
+            format!(
+                "contains the non-ASCII character {} (percent-encode it)",
+                shown(c)
+            ),
         ));
     }
     if value.chars().any(|c| c.is_ascii_control()) {
@@ -192,7 +209,10 @@ fn check_user(user: &str) -> Result<(), OpenError> {
         return Err(invalid(
             "user",
             user,
-            format!("contains {c:?}; a user name is letters, digits and ._-"),
+            format!(
+                "contains {}; a user name is letters, digits and ._-",
+                shown(c)
+            ),
         ));
     }
     Ok(())
@@ -228,7 +248,10 @@ fn split_host_port(hostport: &str) -> Result<(String, Option<u16>), OpenError> {
             return Err(invalid(
                 "host",
                 host,
-                format!("contains {c:?}; a host name is letters, digits and .-_"),
+                format!(
+                    "contains {}; a host name is letters, digits and .-_",
+                    shown(c)
+                ),
             ));
         }
         if host.starts_with('.') || host.len() > 253 {

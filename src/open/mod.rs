@@ -10,7 +10,7 @@
 //! What ssh hands to the remote shell is joined there into one command line,
 //! so those values are single-quoted for it (built-in `ssh`) or must stay in
 //! a conservative character set (the remote `tmux` session, every value a
-//! configured template uses).
+//! configured template uses, `{url}` included).
 
 mod argv;
 mod endpoint;
@@ -51,12 +51,15 @@ pub enum OpenError {
     #[error("the endpoint was redacted (it carried a credential) and cannot be opened")]
     Redacted,
     /// A part of the endpoint (or a value a handler needs) is refused.
-    #[error("refused to open: the endpoint's {field} {value:?} {why}")]
+    #[error("refused to open: the endpoint's {field} \"{value}\" {why}")]
     Invalid {
         /// The part: `endpoint`, `scheme`, `user`, `host`, `port`, `path`,
-        /// `session` or `session_id`.
+        /// `session`, `session_id`, or `url` (the whole endpoint, as a
+        /// configured template's `{url}`).
         field: &'static str,
-        /// The value as found (shown escaped).
+        /// The value as found. The message quotes it as it is: whoever
+        /// prints it for a terminal makes it safe (the CLI's output layer
+        /// does, once), and JSON keeps it exact.
         value: String,
         /// What is wrong with it.
         why: String,

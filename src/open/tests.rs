@@ -34,10 +34,7 @@ fn field(e: &OpenError) -> &'static str {
 fn builtin_handlers() {
     let cases: &[(&str, &[&str])] = &[
         ("tmux://laptop/work", &["tmux", "attach", "-t", "work"]),
-        (
-            "tmux://LAPTOP.local/work",
-            &["tmux", "attach", "-t", "work"],
-        ),
+        ("tmux://LAPTOP/work", &["tmux", "attach", "-t", "work"]),
         ("tmux://localhost/w-2", &["tmux", "attach", "-t", "w-2"]),
         ("tmux://laptop/work:1", &["tmux", "attach", "-t", "work:1"]),
         (
@@ -116,6 +113,45 @@ fn builtin_handlers() {
     ];
     for (endpoint, want) in cases {
         assert_eq!(builtin(endpoint), Ok(v(want)), "{endpoint}");
+    }
+}
+
+/// A `tmux://` host is this machine only by its whole name: a name with a
+/// dot is compared whole, a bare name with this machine's first label.
+#[test]
+fn tmux_hosts_are_compared_whole() {
+    let local = |endpoint: &str, this: &str| {
+        let target = Target {
+            this_host: this,
+            ..HERE
+        };
+        match argv(endpoint, &Handlers::default(), target) {
+            Ok(argv) if argv[0] == "tmux" => true,
+            Ok(argv) if argv[0] == "ssh" => false,
+            other => panic!("{endpoint} on {this}: {other:?}"),
+        }
+    };
+    let cases: &[(&str, &str, bool)] = &[
+        ("tmux://vm/main", "vm", true),
+        ("tmux://VM/main", "vm", true),
+        ("tmux://vm./main", "vm", true),
+        ("tmux://localhost/main", "vm", true),
+        ("tmux://LocalHost/main", "", true),
+        ("tmux://vm/main", "vm.lab.example", true),
+        ("tmux://vm.lab.example/main", "vm.lab.example", true),
+        ("tmux://VM.Lab.Example./main", "vm.lab.example", true),
+        // Another machine whose first label is this one's name.
+        ("tmux://vm.attacker.example/main", "vm", false),
+        ("tmux://vm.attacker.example/main", "vm.lab.example", false),
+        ("tmux://vm.local/main", "vm", false),
+        ("tmux://vm.lab/main", "vm.lab.example", false),
+        ("tmux://vm2/main", "vm", false),
+        ("tmux://v/main", "vm", false),
+        ("tmux://vm/main", "", false),
+        ("tmux://lab/main", "vm.lab.example", false),
+    ];
+    for &(endpoint, this, want) in cases {
+        assert_eq!(local(endpoint, this), want, "{endpoint} on {this:?}");
     }
 }
 
@@ -224,8 +260,10 @@ fn injection_attempts_are_refused_naming_the_part() {
     }
 }
 
+/// The value is quoted as it is, not escaped: the output layer makes the
+/// whole message safe once (an escape here would be escaped again there).
 #[test]
-fn errors_name_the_part_and_escape_the_value() {
+fn errors_name_the_part_and_quote_the_value() {
     let e = builtin("ssh://-oProxyCommand=x/").unwrap_err();
     assert_eq!(
         e.to_string(),
@@ -233,7 +271,19 @@ fn errors_name_the_part_and_escape_the_value() {
          (it would read as an option)"
     );
     let e = builtin("ssh://desk\n").unwrap_err().to_string();
-    assert!(e.contains(r"\n") && !e.contains('\n'), "{e}");
+    assert!(e.contains("\"ssh://desk\n\" contains"), "{e}");
+    let e = builtin("ssh://desk/a%E2%80%AEb").unwrap_err().to_string();
+    assert!(e.contains("\"/a\u{202e}b\" contains"), "{e}");
+    // The character at fault is named without an escape of its own.
+    let e = builtin("ssh://desk\u{202e}/").unwrap_err().to_string();
+    assert!(
+        e.ends_with("non-ASCII character U+202E (percent-encode it)"),
+        "{e}"
+    );
+    let e = builtin("tmux://desk/it%27s").unwrap_err().to_string();
+    assert!(e.contains("\"it's\" contains \"'\";"), "{e}");
+    let e = builtin("ssh://de$k/").unwrap_err().to_string();
+    assert!(e.contains("\"de$k\" contains '$';"), "{e}");
     let e = builtin("gopher://x").unwrap_err().to_string();
     assert_eq!(
         e,
@@ -333,6 +383,63 @@ fn configured_handlers_refuse_what_a_remote_shell_would_read() {
     );
 }
 
+/// `{url}` reaches a remote shell as one word of its command line when a
+/// template hands it to `ssh HOST`: checked like every other value.
+#[test]
+fn configured_url_is_checked_like_every_other_value() {
+    let remote = |scheme: &str| handlers(scheme, &["ssh", "desk", "open", "{url}"]).unwrap();
+    for endpoint in [
+        "zed://desk/x;id",
+        "zed://desk/$(id)",
+        "zed://desk/`id`",
+        "zed://desk/a|id",
+        "zed://desk/a&id",
+        "zed://desk/a>x",
+        "zed://desk/a<x",
+        "zed://desk/a'b",
+        "zed://desk/a\"b",
+        "zed://desk/a(b)",
+        "zed://desk/a{b,c}",
+        "zed://desk/a!b",
+        "zed://desk/*",
+        "zed://desk/a~b",
+        "zed://desk/a^b",
+        "zed://[::1]/x",
+        "zed://[::1]:7/x",
+    ] {
+        let e = argv(endpoint, &remote("zed"), HERE).unwrap_err();
+        assert_eq!(field(&e), "url", "{endpoint:?}: {e}");
+    }
+    // A configured http(s) handler: a query or fragment is refused there…
+    for endpoint in [
+        "https://example.org/?a=1&id",
+        "https://example.org/a?b",
+        "https://example.org/a#b",
+    ] {
+        let e = argv(endpoint, &remote("https"), HERE).unwrap_err();
+        assert_eq!(field(&e), "url", "{endpoint:?}: {e}");
+    }
+    // …and the built-in one, which hands the URL to the opener without a
+    // shell, still opens it.
+    assert_eq!(
+        builtin("https://example.org/?a=1&id"),
+        Ok(v(&["xdg-open", "https://example.org/?a=1&id"]))
+    );
+    for (scheme, endpoint) in [
+        ("zed", "zed://al@desk:7/src/x"),
+        ("zed", "zed://desk/my%20code%3Bx%27"),
+        ("zed", "zed://desk/a=b,c@d+e_f"),
+        ("zed+x.y-z", "zed+x.y-z://desk"),
+        ("https", "https://example.org/p=1/"),
+    ] {
+        assert_eq!(
+            argv(endpoint, &remote(scheme), HERE),
+            Ok(v(&["ssh", "desk", "open", endpoint])),
+            "{endpoint:?}"
+        );
+    }
+}
+
 #[test]
 fn bad_templates_are_refused() {
     for bad in [
@@ -406,5 +513,23 @@ proptest! {
     #[test]
     fn parsing_never_panics(text in "\\PC{0,40}") {
         let _ = builtin(&text);
+    }
+
+    /// Whatever the endpoint, the `{url}` a configured template gets holds
+    /// no character a shell reads and does not start as an option.
+    #[test]
+    fn a_configured_url_is_one_inert_shell_word(
+        scheme in prop::sample::select(vec!["zed", "https", "ssh"]),
+        rest in "[ -~]{0,24}",
+    ) {
+        let h = handlers(scheme, &["ssh", "desk", "{url}"]).unwrap();
+        if let Ok(argv) = argv(&format!("{scheme}://{rest}"), &h, HERE) {
+            let url = &argv[2];
+            prop_assert!(!url.starts_with(['-', '=', '~']), "{url:?}");
+            prop_assert!(
+                !url.contains(|c: char| " \t\n\"'\\`$;&|<>(){}[]*?!#~^".contains(c)),
+                "{url:?}"
+            );
+        }
     }
 }

@@ -29,6 +29,28 @@ pub struct ClearOutcome {
 }
 
 impl Registry {
+    /// The records this device published under this profile's label and has
+    /// not ended, as it last wrote them, sorted by file name: read from the
+    /// ledger alone, not from the directory, so the cost follows this
+    /// device's records, not every device's (a Hermes hook that must find
+    /// the session it replaces while the agent waits). A file may hold
+    /// something else by now; [`clear`](Self::clear) checks under the lock.
+    pub fn own_records(&self) -> Result<Vec<Record>> {
+        let dir = self.dir.open()?;
+        if !dir.exists() {
+            return Ok(Vec::new());
+        }
+        let label = crate::record::label_of(&self.profile.label);
+        Ok(self
+            .ledger(&dir)
+            .entries()?
+            .into_iter()
+            .filter(|e| e.ended_at.is_none() && crate::record::label_of(&e.label) == label)
+            .filter_map(|e| e.record)
+            .filter(|r| r.ended_at.is_none())
+            .collect())
+    }
+
     /// Turns this device's records with this profile's label that match
     /// `session` (id or key) and/or `instance` into tombstones at `now`. At
     /// least one of the two must be given. Conflict copies and other devices'

@@ -291,6 +291,92 @@ fn hermes_reset_clears_the_previous_session() {
     assert_eq!(sessions(&s.list()), ["third"]);
 }
 
+/// `on_session_reset` without the old session's id finds the session it
+/// replaces among this device's own records (its ledger), not by listing the
+/// directory, which Hermes would wait for: with many other devices' records
+/// there, the hook neither lists the directory nor opens any of them,
+/// counted by strace(1). The hook runs as Hermes runs it: both events from
+/// one parent process (no Hermes needed).
+#[test]
+fn hermes_reset_without_the_old_id_reads_no_other_devices_records() {
+    let w = World::new();
+    let dev = w.device("laptop");
+    let shared = w.shared();
+    let t = crate::harness::now();
+    for i in 0..500 {
+        let session = format!("far-{i}");
+        crate::harness::write_record(
+            &shared,
+            &format!("desk-feedface.{session}.json"),
+            &json!({"version": 1, "session_id": session, "session_key": session,
+                    "status": "idle", "client": "hermes", "host": "desk", "pid": 4242,
+                    "instance_id": "desk-feedface", "device_id": "feedface",
+                    "profile": "default", "updated_at": t, "expires_at": t + 90.0,
+                    "started_at": t, "metadata": {}}),
+        );
+    }
+    let start = w.tmp.path().join("start.json");
+    let reset = w.tmp.path().join("reset.json");
+    std::fs::write(
+        &start,
+        r#"{"hook_event_name":"on_session_start","session_id":"first","extra":{"platform":"cli"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        &reset,
+        r#"{"hook_event_name":"on_session_reset","session_id":"second","extra":{"platform":"cli"}}"#,
+    )
+    .unwrap();
+    let log = w.tmp.path().join("strace.log");
+    // `; true`: bash forks for each hook, so both have bash as their parent.
+    let script = format!(
+        "presence hook hermes < '{}' && presence hook hermes < '{}'; true",
+        start.display(),
+        reset.display()
+    );
+    let out = dev
+        .program(crate::harness::require_tool("strace"))
+        .args(["-f", "-qq", "-y", "-e", "trace=openat,getdents64", "-o"])
+        .arg(&log)
+        .arg(crate::harness::require_tool("bash"))
+        .args(["-c", &script])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows = dev.list(&["--include-expired"]);
+    let mine: Vec<(String, String)> = rows
+        .iter()
+        .filter(|r| r.local)
+        .map(|r| (r.session_id.clone(), r.status.clone()))
+        .collect();
+    assert_eq!(
+        mine,
+        [
+            ("second".into(), "idle".into()),
+            ("first".into(), "ended".into())
+        ],
+        "the reset cleared the previous session"
+    );
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(log.contains(".second.json"), "strace saw the hook: {log}");
+    let dir = format!("<{}>", shared.canonicalize().unwrap().display());
+    let listed: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("getdents64(") && l.contains(&dir))
+        .collect();
+    assert_eq!(listed, Vec::<&str>::new(), "the hook listed the directory");
+    let opened = log
+        .lines()
+        .filter(|l| l.contains("\"desk-feedface."))
+        .count();
+    assert_eq!(opened, 0, "the hook opened other devices' records");
+}
+
 #[test]
 fn hermes_subagent_pair() {
     let s = Setup::new();

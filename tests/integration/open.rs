@@ -194,6 +194,39 @@ fn hostile_endpoints_run_nothing() {
     assert!(r.stderr.contains("no endpoint"), "{}", r.stderr);
 }
 
+/// `tmux://HOST/…` attaches locally only when HOST is this machine by its
+/// whole name: another host whose first label is this machine's name goes
+/// through ssh.
+#[test]
+fn a_tmux_host_is_this_machine_only_by_its_whole_name() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let desk = w.device("desk");
+    let bin = fakes(w.tmp.path(), FAKES);
+    laptop.publish("mine", &[]);
+    let host = laptop.show("mine").host;
+    let short = host.split('.').next().unwrap().to_string();
+    let lookalike = format!("{short}.attacker.example");
+    // Each its own tmux session: one endpoint would make them one session.
+    desk.publish("here", &["--endpoint", &format!("tmux://{host}/w1")]);
+    let upper = short.to_uppercase();
+    desk.publish("short", &["--endpoint", &format!("tmux://{upper}/w2")]);
+    desk.publish("far", &["--endpoint", &format!("tmux://{lookalike}/work")]);
+    let printed = |id: &str| open(&laptop, &bin, &[id, "--print"]).success().stdout;
+    assert_eq!(printed("here"), "tmux attach -t w1\n");
+    assert_eq!(printed("short"), "tmux attach -t w2\n");
+    assert_eq!(
+        printed("far"),
+        format!("ssh -t -- {lookalike} tmux attach -t work\n")
+    );
+    open(&laptop, &bin, &["far", "--yes"]).code(7);
+    assert_eq!(argv_of(w.tmp.path(), "tmux"), None);
+    assert_eq!(
+        argv_of(w.tmp.path(), "ssh").unwrap(),
+        ["-t", "--", &lookalike, "tmux", "attach", "-t", "work"]
+    );
+}
+
 /// Ids, keys and prefixes; this device's sessions open without asking;
 /// another device's need --yes off a terminal; no ID off a terminal is a
 /// usage error.
@@ -295,6 +328,27 @@ fn configured_handlers() {
     let r = open(&laptop, &bin, &["v2", "--yes"]).code(1);
     assert!(r.stderr.contains("has no port"), "{}", r.stderr);
     assert_eq!(argv_of(w.tmp.path(), "ssh"), None);
+
+    // `{url}` handed to a remote shell is checked like every other value.
+    let handlers = std::fs::read_to_string(laptop.config_path()).unwrap();
+    laptop.write_config(&format!(
+        "{handlers}\n[open.handlers.zed]\ncommand = [\"ssh\", \"desk-far\", \"zed\", \"{{url}}\"]\n"
+    ));
+    desk.publish("z-bad", &["--endpoint", "zed://desk-far/x;touch%20pwned"]);
+    desk.publish("z-ok", &["--endpoint", "zed://desk-far/src/my%20app"]);
+    for extra in ["--yes", "--print"] {
+        let r = open(&laptop, &bin, &["z-bad", extra]).code(1);
+        assert!(r.stderr.contains("the endpoint's url "), "{}", r.stderr);
+        assert_eq!(r.stdout, "");
+    }
+    assert_eq!(argv_of(w.tmp.path(), "ssh"), None);
+    open(&laptop, &bin, &["z-ok", "--yes"]).code(7);
+    assert_eq!(
+        argv_of(w.tmp.path(), "ssh").unwrap(),
+        ["desk-far", "zed", "zed://desk-far/src/my%20app"]
+    );
+    std::fs::remove_file(w.tmp.path().join("argv-ssh")).unwrap();
+    laptop.write_config(&handlers);
 
     let shown = laptop.run(&["config", "show"]).success().stdout;
     assert!(
@@ -418,6 +472,73 @@ fn confirmation_and_choice_on_a_terminal() {
     let (screen, code) = on_pty(&laptop, &bin, "open", "9\n");
     assert_eq!(code, 1, "{screen}");
     assert!(screen.contains("no session chosen"), "{screen}");
+}
+
+/// The confirmation's and the refusals' foreign fields are made safe once,
+/// the tool's own line breaks are real, and the command shown keeps the
+/// single backslashes of its quoting (it is what `--print` prints).
+#[test]
+fn foreign_fields_are_escaped_once_and_the_prompt_has_real_lines() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let bin = fakes(w.tmp.path(), FAKES);
+    let t = crate::harness::now();
+    let record = |id: &str, endpoint: &str| {
+        serde_json::json!({
+            "version": 1, "session_id": id, "session_key": id, "status": "idle",
+            "host": "desk\u{202e}\x1b[31m", "device_id": "evil\u{200b}dev",
+            "instance_id": "evil-1", "endpoint": endpoint, "profile": "default",
+            "updated_at": t, "expires_at": t + 90.0, "metadata": {},
+        })
+    };
+    let plant = |id: &str, endpoint: &str| {
+        crate::harness::write_record(
+            &w.shared(),
+            &format!("evil-1.{id}.json"),
+            &record(id, endpoint),
+        );
+    };
+    plant("far-2", "ssh://desk-far/it's%3Bx");
+    plant("bad-1", "ssh://desk\u{202e}far/");
+    plant("bad-2", "ssh://desk-far/a%E2%80%AEb");
+
+    let printed = open(&laptop, &bin, &["far-2", "--print"]).success().stdout;
+    assert!(printed.contains(r"'\''"), "{printed}");
+    let (screen, code) = on_pty(&laptop, &bin, "open far-2", "n\n");
+    assert_eq!(code, 1, "{screen}");
+    let screen = screen.replace("\r\n", "\n");
+    let lines: Vec<&str> = screen.lines().collect();
+    let asked = lines
+        .iter()
+        .position(|l| l.starts_with("Session 'far-2'"))
+        .unwrap_or_else(|| panic!("no question: {screen:?}"));
+    assert_eq!(
+        lines[asked],
+        r"Session 'far-2' was published by another device, desk\u{202e}\e[31m (device evil\u{200b}dev).",
+    );
+    assert_eq!(
+        format!("{}\n", lines[asked + 1]),
+        format!("Open it by running: {printed}")
+    );
+    assert!(
+        !screen.contains(r"\n") && !screen.contains(r"\\"),
+        "{screen:?}"
+    );
+    assert_eq!(argv_of(w.tmp.path(), "ssh"), None);
+
+    for (id, shown) in [
+        (
+            "bad-1",
+            r#"endpoint "ssh://desk\u{202e}far/" contains the non-ASCII character U+202E"#,
+        ),
+        ("bad-2", r#"path "/a\u{202e}b" contains"#),
+    ] {
+        for extra in ["--yes", "--print"] {
+            let r = open(&laptop, &bin, &[id, extra]).code(1);
+            assert!(r.stderr.contains(shown), "{id}: {}", r.stderr);
+            assert!(!r.stderr.contains(r"\\"), "{id}: {}", r.stderr);
+        }
+    }
 }
 
 /// Stops the tmux server of a test, whatever happens to the test.

@@ -194,6 +194,70 @@ fn the_up_column_counts_from_the_start() {
     assert!(!a.run(&["show", "none"]).success().stdout.contains("\nup "));
 }
 
+/// A hostile record's absurd times (1e300 either way) are shown clamped,
+/// `>100y`, in `list` and `show`, and the table stays aligned.
+#[test]
+fn absurd_times_are_clamped_and_the_table_stays_aligned() {
+    let w = World::new();
+    let a = w.device("a");
+    let t = now();
+    let dir = w.shared();
+    // One device each, so that no record teaches another's clock.
+    let plant = |sid: &str, started: Option<f64>, extra: Value| {
+        let mut rec = foreign(sid, t, started, extra);
+        rec["device_id"] = json!(format!("dev-{sid}"));
+        rec["instance_id"] = json!(format!("i-{sid}"));
+        write_record(&dir, &format!("i-{sid}.{sid}.json"), &rec);
+    };
+    plant("normal", Some(t - 7300.0), json!({}));
+    plant("ancient", Some(-1e300), json!({}));
+    plant("future", Some(1e300), json!({}));
+    plant("claims-old", Some(t - 60.0), json!({"updated_at": -1e300}));
+    plant("claims-new", Some(t - 60.0), json!({"updated_at": 1e300}));
+    let table = a.run(&["list", "--all"]).success().stdout;
+    assert!(
+        !table.contains("213503982334601") && !table.contains("inf"),
+        "{table}"
+    );
+    let mut lines = table.lines();
+    let header = lines.next().unwrap();
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 5, "{table}");
+    let (up, seen) = (header.find("UP").unwrap(), header.find("SEEN").unwrap());
+    let cell = |row: &str, at: usize| row[at..].split_whitespace().next().unwrap().to_string();
+    for row in &rows {
+        // Every row's cells start under their headers.
+        assert_eq!(&row[seen - 2..seen], "  ", "{table}");
+        assert!(row[seen..].starts_with(char::is_numeric), "{table}");
+        assert!(cell(row, seen).ends_with('s'), "{table}");
+        assert_eq!(&row[up - 2..up], "  ", "{table}");
+        let id = cell(row, 0);
+        let want = match id.as_str() {
+            "normal" => "2h",
+            "ancient" => ">100y",
+            "future" => "0s",
+            _ => "60s",
+        };
+        assert_eq!(cell(row, up), want, "{id}: {table}");
+    }
+    let show = |sid: &str| a.run(&["show", sid]).success().stdout;
+    assert!(
+        show("ancient").contains("\nup           >100y\n"),
+        "{}",
+        show("ancient")
+    );
+    let old = show("claims-old");
+    assert!(
+        old.contains("\nupdated      >100y ago (writer's clock)\n"),
+        "{old}"
+    );
+    let new = show("claims-new");
+    assert!(
+        new.contains("\nupdated      in >100y (writer's clock)\n"),
+        "{new}"
+    );
+}
+
 #[test]
 fn no_header_leaves_only_the_rows() {
     let w = World::new();
