@@ -431,11 +431,14 @@ pub fn up_s(row: &Row, now: f64) -> Option<f64> {
 
 fn cells(row: &Row, now: f64) -> [String; 9] {
     let r = &row.record;
-    let session = format!(
-        "{}{}",
-        if row.local { "*" } else { " " },
-        safe(&r.session_id)
-    );
+    // `*` this device's; `?` unsigned (Hermes Agent, an older version): no
+    // signature proves which device wrote it (README, docs/security.md).
+    let mark = match (row.local, row.verified) {
+        (true, _) => "*",
+        (false, true) => " ",
+        (false, false) => "?",
+    };
+    let session = format!("{mark}{}", safe(&r.session_id));
     let expires = if row.superseded_by.is_some() {
         "superseded".to_string()
     } else if row.live {
@@ -639,6 +642,8 @@ mod tests {
             superseded_by: None,
             writer_offset_s,
             lost_because: None,
+            verified: false,
+            forged: None,
             redactions: Vec::new(),
         }
     }

@@ -71,19 +71,38 @@ fn record_format_example_is_a_record_we_read_and_write() {
     let a = w.device("a");
     let mut doc: serde_json::Value =
         serde_json::from_str(&example("record-format.md", "record")).unwrap();
-    // Make it live now, keeping its ttl.
+    let file = format!("{}.s-20261130-a1.json", doc["instance_id"].as_str().unwrap());
+    // As documented, in its one-line form: it verifies (long expired).
+    write_record(&w.shared(), &file, &doc);
+    let rows = a.list(&["--all"]);
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert!(rows[0].verified && rows[0].forged.is_none(), "{:?}", rows[0]);
+    assert_eq!(rows[0].key.as_deref(), doc["key"].as_str());
+    // Made live now, keeping its ttl, it no longer proves its writer.
     let t = now();
     let ttl = doc["expires_at"].as_f64().unwrap() - doc["updated_at"].as_f64().unwrap();
     doc["updated_at"] = t.into();
     doc["expires_at"] = (t + ttl).into();
-    write_record(&w.shared(), "laptop-3f9c2a1b.s-20261130-a1.json", &doc);
+    write_record(&w.shared(), &file, &doc);
+    assert!(a.list(&[]).is_empty());
+    let rows = a.list(&["--all"]);
+    assert_eq!(rows[0].forged.as_deref(), Some("bad_signature"));
+    // Unsigned (no key-derived id), as Hermes writes it: listed live.
+    for field in ["device_id", "key", "sig"] {
+        doc.as_object_mut().unwrap().remove(field);
+    }
+    write_record(&w.shared(), &file, &doc);
     let rows = a.list(&[]);
     assert_eq!(rows.len(), 1);
+    assert!(!rows[0].verified);
     assert_eq!(rows[0].session_id, doc["session_id"]);
     assert_eq!(
         serde_json::to_value(&rows[0].metadata).unwrap(),
         doc["metadata"]
     );
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&example("record-format.md", "record")).unwrap();
+    doc["updated_at"] = t.into();
     // Same fields as what we write.
     a.publish("x", &[]);
     let ours = std::fs::read_dir(w.shared())

@@ -677,6 +677,10 @@ pub struct JsonDevice {
     pub this_device: bool,
     pub last_seen_s: f64,
     #[serde(deserialize_with = "always")]
+    pub fingerprint: Option<String>,
+    pub verified: usize,
+    pub forged: usize,
+    #[serde(deserialize_with = "always")]
     pub offset_s: Option<f64>,
     pub samples: u64,
     pub stale: bool,

@@ -6,6 +6,7 @@
 mod harness;
 
 mod cli;
+mod authorship;
 mod clocks;
 mod differential;
 mod dirs;
