@@ -4,9 +4,10 @@
 //! `std::io::stdout()` anywhere else).
 //!
 //! Human output is made of [`Styled`] text, whose only way in is the
-//! sanitizer ([`presence::terminal_safe`]): a field from the directory can
-//! reach a terminal only with its control and invisible characters shown as
-//! escapes. Our own colours are [`Paint`]s, added after the text is made
+//! sanitizer ([`presence::terminal_safe`]), after redaction
+//! ([`presence::redact_text`]): a field or file name from the directory can
+//! reach a terminal only with its credentials redacted and its control and
+//! invisible characters shown as escapes. Our own colours are [`Paint`]s, added after the text is made
 //! safe. JSON goes through serde, which escapes control characters and keeps
 //! every value exact. Also here: relative times, the colour policy and the
 //! table that fits the terminal.
@@ -62,9 +63,11 @@ impl Styled {
         self
     }
 
-    /// Adds `text`, made safe, in place.
+    /// Adds `text`, redacted and made safe, in place. The fields of a
+    /// record are redacted already; a file name from the directory, and a
+    /// message that quotes one, is not until here.
     pub fn push(&mut self, text: impl Display) {
-        let text = text.to_string();
+        let (text, _) = presence::redact_text(&text.to_string());
         self.0.push_str(&safe(&text));
     }
 

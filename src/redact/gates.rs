@@ -12,6 +12,24 @@ use super::shapes::SHAPES;
 /// PEM private key blocks, to the END line (or the end of the text, so a
 /// truncated block is caught too).
 const PEM: &str = r"(?s)-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)";
+/// Lines of base64 (16 characters or more, the last one shorter), with an
+/// `END … PRIVATE KEY` line after them if there is one: what may be a key's
+/// body without its `BEGIN` line ([`redact_key_bodies`](super::blobs::redact_key_bodies)
+/// decides). Lines end with a newline or a written `\n`.
+const B64_LINES: &str = r"[A-Za-z0-9+/]{16,}={0,2}(?:[ \t]*(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/]{16,}={0,2})*(?:(?:[ \t]*(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/]{1,15}={0,2})?(?:[ \t]*(?:\r?\n|\\n)[ \t]*=[A-Za-z0-9+/]{4})?[ \t]*(?:\r?\n|\\n)[ \t]*-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)?";
+/// A PuTTY key file from its header, or its private lines alone, to the
+/// `Private-MAC` (or the end of the text).
+const PUTTY: &str = r"(?s)(?:PuTTY-User-Key-File-[0-9]+:[ \t]*(?:ssh|ecdsa)-[A-Za-z0-9-]+|Private-Lines:[ \t]*[0-9]+[ \t]*(?:\r?\n|\\n)[ \t]*[A-Za-z0-9+/]{16,}).*?(?:Private-MAC:[ \t]*[0-9a-fA-F]+|\z)";
+/// `mysql … -pPASSWORD` (glued) and `sshpass … -p PASSWORD`; the password
+/// after it is parsed by hand.
+const CLI_PASSWORD: &str = r"(?:^|[\s;&|(`])(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlslap|mysqlpump|mariadb|mariadb-dump|mariadb-admin)(?:[ \t]+[^\s;&|]+)*?[ \t]+-p|sshpass(?:[ \t]+[^\s;&|]+)*?[ \t]+-p[ \t]*)";
+/// `password VALUE` after netrc words (`machine api.example.com login bob`).
+const NETRC: &str = r"(?:^|\s)(password|passwd)[ \t\r\n]+";
+/// A Discord bot token. Its first part is the bot's numeric id in base64:
+/// each 3 digits become 4 characters from small sets (`MTIz` is `123`),
+/// which no word or identifier follows for 8 characters. It has no literal
+/// to guard it; [`has_dotted_token`] is its guard.
+const DISCORD: &str = r"\b(?:[MNO][DTjz][AEIMQUYcgk][w-z0-5]){2}[A-Za-z0-9_-]{15,19}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}";
 /// `Authorization: Scheme `; the value after it is parsed by hand.
 const AUTH_HEADER: &str = r#"(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(basic|bearer|token|digest|negotiate|ntlm|apikey|api-key|key|sso-key|otp|aws4-hmac-sha256)[ \t]+)?"#;
 /// A bare `Bearer ` outside a header.
@@ -31,6 +49,10 @@ const ASSIGNMENT: &str =
 const PEM_TRIGGERS: &[&str] = &["private key"];
 const AUTH_TRIGGERS: &[&str] = &["authorization"];
 const BEARER_TRIGGERS: &[&str] = &["bearer"];
+const PUTTY_TRIGGERS: &[&str] = &["putty-user-key-file", "private-lines"];
+const CLI_TRIGGERS: &[&str] = &["mysql", "mariadb", "sshpass"];
+/// The netrc words before a `password`; the rule needs a name trigger too.
+const NETRC_TRIGGERS: &[&str] = &["machine", "login", "default"];
 /// Every name [`is_secret_key`](super::is_secret_key) accepts contains one of these.
 const NAME_TRIGGERS: &[&str] = &[
     "pass",
@@ -53,12 +75,21 @@ const NAME_TRIGGERS: &[&str] = &[
 pub(super) struct Gates {
     pub(super) shapes: u64,
     pub(super) pem: bool,
+    /// A run of 24 base64 characters or more in both cases: key bodies,
+    /// base64-wrapped credentials, random URL path segments.
+    pub(super) b64: bool,
+    pub(super) putty: bool,
+    pub(super) discord: bool,
     pub(super) url: bool,
+    /// A URL (`//`) and a base64 run: a random path segment may be in it.
+    pub(super) path: bool,
     pub(super) scp: bool,
     pub(super) auth: bool,
     pub(super) bearer: bool,
     pub(super) curl: bool,
+    pub(super) cli: bool,
     pub(super) flag: bool,
+    pub(super) netrc: bool,
     pub(super) assignment: bool,
 }
 
@@ -67,24 +98,36 @@ impl Gates {
     pub(super) const ALL: Gates = Gates {
         shapes: u64::MAX,
         pem: true,
+        b64: true,
+        putty: true,
+        discord: true,
         url: true,
+        path: true,
         scp: true,
         auth: true,
         bearer: true,
         curl: true,
+        cli: true,
         flag: true,
+        netrc: true,
         assignment: true,
     };
 
     pub(super) fn any(&self) -> bool {
         self.shapes != 0
             || self.pem
+            || self.b64
+            || self.putty
+            || self.discord
             || self.url
+            || self.path
             || self.scp
             || self.auth
             || self.bearer
             || self.curl
+            || self.cli
             || self.flag
+            || self.netrc
             || self.assignment
     }
 }
@@ -96,6 +139,9 @@ enum Group {
     Pem,
     Auth,
     Bearer,
+    Putty,
+    Cli,
+    Netrc,
     Name,
 }
 
@@ -117,6 +163,9 @@ static TRIGGERS: LazyLock<Triggers> = LazyLock::new(|| {
         (PEM_TRIGGERS, Group::Pem),
         (AUTH_TRIGGERS, Group::Auth),
         (BEARER_TRIGGERS, Group::Bearer),
+        (PUTTY_TRIGGERS, Group::Putty),
+        (CLI_TRIGGERS, Group::Cli),
+        (NETRC_TRIGGERS, Group::Netrc),
         (NAME_TRIGGERS, Group::Name),
     ] {
         for t in list {
@@ -143,18 +192,26 @@ static TRIGGERS: LazyLock<Triggers> = LazyLock::new(|| {
 pub(super) fn gates(text: &str) -> Gates {
     let t = &*TRIGGERS;
     let mut g = Gates::default();
-    let mut name = false;
+    let (mut name, mut cli, mut netrc) = (false, false, false);
     for m in t.finder.find_overlapping_iter(text) {
         match t.groups[m.pattern().as_usize()] {
             Group::Shape(i) => g.shapes |= 1 << i,
             Group::Pem => g.pem = true,
             Group::Auth => g.auth = true,
             Group::Bearer => g.bearer = true,
+            Group::Putty => g.putty = true,
+            Group::Cli => cli = true,
+            Group::Netrc => netrc = true,
             Group::Name => name = true,
         }
     }
     let has = |c: char| text.contains(c);
     g.url = text.contains("//") && (has('@') || has('='));
+    g.b64 = has_b64_run(text);
+    g.discord = has_dotted_token(text);
+    g.path = g.b64 && text.contains("//");
+    g.cli = cli && text.contains("-p");
+    g.netrc = netrc && name;
     g.scp = match (text.find(':'), text.rfind(':')) {
         (Some(first), Some(last)) => text[first..last].contains('@'),
         _ => false,
@@ -170,6 +227,53 @@ pub(super) fn gates(text: &str) -> Gates {
     g.flag = name && text.contains("--");
     g.assignment = name && (has('=') || has(':'));
     g
+}
+
+/// Shortest base64 run that is decoded (18 bytes).
+pub(super) const MIN_BLOB: usize = 24;
+
+/// Whether `b` can be in a base64 run (either alphabet).
+pub(super) fn is_b64_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_')
+}
+
+/// Whether `text` holds a run of [`MIN_BLOB`] base64 characters or more
+/// with both upper and lower case in it: the guard of the key-body, base64
+/// and random-path-segment rules. Slugs, paths, UUIDs and hashes in hex
+/// have one case, and pass without any of them running.
+pub(super) fn has_b64_run(text: &str) -> bool {
+    let (mut run, mut upper, mut lower) = (0, false, false);
+    for &b in text.as_bytes() {
+        if is_b64_byte(b) {
+            run += 1;
+            upper |= b.is_ascii_uppercase();
+            lower |= b.is_ascii_lowercase();
+            if run >= MIN_BLOB && upper && lower {
+                return true;
+            }
+        } else {
+            (run, upper, lower) = (0, false, false);
+        }
+    }
+    false
+}
+
+/// Whether `text` has a Discord token's frame: 23 base64url characters, a
+/// dot, 6 more and a dot.
+pub(super) fn has_dotted_token(text: &str) -> bool {
+    let b = text.as_bytes();
+    let url = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_');
+    text.match_indices('.').any(|(i, _)| {
+        i >= 23
+            && b.get(i + 7) == Some(&b'.')
+            && b[i - 23..i].iter().all(url)
+            && b[i + 1..i + 7].iter().all(url)
+    })
+}
+
+/// Whether `run` has both upper and lower case, as [`has_b64_run`] asks.
+pub(super) fn two_cases(run: &str) -> bool {
+    run.bytes().any(|b| b.is_ascii_uppercase()) && run.bytes().any(|b| b.is_ascii_lowercase())
 }
 
 pub(super) fn compile(pattern: &str) -> Regex {
@@ -193,6 +297,11 @@ macro_rules! lazy_re {
     };
 }
 lazy_re!(PEM_RE, PEM);
+lazy_re!(B64_LINES_RE, B64_LINES);
+lazy_re!(PUTTY_RE, PUTTY);
+lazy_re!(DISCORD_RE, DISCORD);
+lazy_re!(CLI_PASSWORD_RE, CLI_PASSWORD);
+lazy_re!(NETRC_RE, NETRC);
 lazy_re!(AUTH_RE, AUTH_HEADER);
 lazy_re!(BEARER_RE, BEARER);
 lazy_re!(CURL_RE, CURL_USER);

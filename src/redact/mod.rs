@@ -11,10 +11,12 @@
 //! entries whose key names a secret. It reports each redaction by field and
 //! kind, never by value.
 //!
-//! Ordinary text is never changed: every rule needs either a known token
-//! format (with a left word boundary, so `task-…` is not `sk-…`) or a name
-//! that says "secret" next to the value. Redaction is idempotent: a redacted
-//! text is left as it is and reports nothing.
+//! Ordinary text is never changed: every rule needs a known token format
+//! (with a left word boundary where its prefix ends words, so `task-…` is
+//! not `sk-…`), a name that says "secret" next to the value, a frame (a
+//! key's DER or `END` line, netrc words, `mysql -p`), base64 that decodes to
+//! one of these, or a URL path segment that looks random. Redaction is
+//! idempotent: a redacted text is left as it is and reports nothing.
 //!
 //! Clean text costs one Aho–Corasick pass and a few byte searches: each rule
 //! is guarded by literals that every text it matches contains, and its
@@ -23,9 +25,11 @@
 //! The parts: [`shapes`] (the token formats), [`gates`](mod@gates) (the
 //! prefilter and the compiled patterns), [`values`] (what a value looks
 //! like), [`names`] (which names say "secret"), [`urls`] (credentials in
-//! URLs) and [`rules`] (the rules that read a name before a value). This file
+//! URLs), [`rules`] (the rules that read a name before a value) and
+//! [`blobs`] (key bodies, PuTTY keys, base64-wrapped credentials). This file
 //! runs them in order and applies them to records.
 
+mod blobs;
 mod gates;
 mod names;
 mod rules;
@@ -40,14 +44,15 @@ use regex::Regex;
 
 pub use crate::limits::REDACTED;
 use crate::record::Record;
-use gates::{Gates, PEM_RE, gates, shape_re};
+use blobs::{redact_base64, redact_key_bodies, redact_putty};
+use gates::{DISCORD_RE, Gates, PEM_RE, gates, shape_re};
 pub(crate) use names::is_secret_key;
 use rules::{
-    redact_assignments, redact_auth_headers, redact_bearer, redact_curl_user, redact_flags,
-    redact_scp,
+    redact_assignments, redact_auth_headers, redact_bearer, redact_cli_passwords, redact_curl_user,
+    redact_flags, redact_netrc, redact_scp,
 };
 use shapes::SHAPES;
-use urls::redact_urls;
+use urls::{redact_random_segments, redact_urls};
 
 /// One redaction: where (the field, or `metadata.KEY`) and what kind of
 /// credential. Never the value.
@@ -107,6 +112,18 @@ fn redact_with(text: &str, mode: Mode, g: Gates) -> (String, Vec<&'static str>) 
         let new = replace_regex(&PEM_RE, &out, REDACTED);
         step(&mut out, &mut kinds, "private key", new);
     }
+    if g.putty {
+        let new = redact_putty(&out);
+        step(&mut out, &mut kinds, "PuTTY private key", new);
+    }
+    if g.pem || g.b64 {
+        let new = redact_key_bodies(&out);
+        step(&mut out, &mut kinds, "private key", new);
+    }
+    if g.discord {
+        let new = replace_regex(&DISCORD_RE, &out, REDACTED);
+        step(&mut out, &mut kinds, "Discord bot token", new);
+    }
     if g.url {
         let mut found = Vec::new();
         if let Some(new) = redact_urls(&out, mode, &mut found) {
@@ -128,6 +145,10 @@ fn redact_with(text: &str, mode: Mode, g: Gates) -> (String, Vec<&'static str>) 
             step(&mut out, &mut kinds, shape.kind, new);
         }
     }
+    if g.path {
+        let new = redact_random_segments(&out);
+        step(&mut out, &mut kinds, "random URL path segment", new);
+    }
     if g.auth {
         let new = redact_auth_headers(&out);
         step(&mut out, &mut kinds, "Authorization header", new);
@@ -140,13 +161,25 @@ fn redact_with(text: &str, mode: Mode, g: Gates) -> (String, Vec<&'static str>) 
         let new = redact_curl_user(&out);
         step(&mut out, &mut kinds, "password of -u/--user", new);
     }
+    if g.cli {
+        let new = redact_cli_passwords(&out);
+        step(&mut out, &mut kinds, "password of -p", new);
+    }
     if g.flag {
         let new = redact_flags(&out);
         step(&mut out, &mut kinds, "secret option value", new);
     }
+    if g.netrc {
+        let new = redact_netrc(&out);
+        step(&mut out, &mut kinds, "netrc password", new);
+    }
     if g.assignment {
         let new = redact_assignments(&out);
         step(&mut out, &mut kinds, "secret assignment", new);
+    }
+    if g.b64 {
+        let new = redact_base64(&out);
+        step(&mut out, &mut kinds, "base64-encoded credential", new);
     }
     (out, kinds)
 }

@@ -1,9 +1,12 @@
 //! The rules that read a name before a value: scp-style addresses,
-//! `Authorization` headers, bare bearer tokens, `curl -u`, secret options and
-//! named assignments. Each masks the value and keeps the name.
+//! `Authorization` headers, bare bearer tokens, `curl -u`, `mysql -p` and
+//! `sshpass -p`, secret options, netrc entries and named assignments. Each
+//! masks the value and keeps the name.
 
 use super::REDACTED;
-use super::gates::{ASSIGNMENT_RE, AUTH_RE, BEARER_RE, CURL_RE, FLAG_RE, SCP_RE};
+use super::gates::{
+    ASSIGNMENT_RE, AUTH_RE, BEARER_RE, CLI_PASSWORD_RE, CURL_RE, FLAG_RE, NETRC_RE, SCP_RE,
+};
 use super::names::{Strength, is_credential_value, name_strength, words};
 use super::values::{is_placeholder, is_plain_word, is_tokenish, looks_secret, value_span};
 
@@ -109,6 +112,81 @@ pub(super) fn redact_curl_user(text: &str) -> Option<String> {
         let pw = &rest[..len];
         if !pw.is_empty() && !is_placeholder(pw) {
             s.mask(m.end(), m.end() + len);
+        }
+    }
+    s.finish()
+}
+
+/// The password glued to `mysql`'s `-p` (`-pS3cret`, `-p'pa ss'`; a bare
+/// `-p` asks for one, and `-p dbname` names a database), and the one after
+/// `sshpass -p`, glued or not.
+pub(super) fn redact_cli_passwords(text: &str) -> Option<String> {
+    let mut s = Splicer::new(text);
+    for m in CLI_PASSWORD_RE.find_iter(text) {
+        let (vs, ve, quoted) = value_span(text, m.end(), false);
+        let v = &text[vs..ve];
+        if (quoted || !v.is_empty()) && !v.starts_with('-') && !is_placeholder(v) {
+            s.mask(vs, ve);
+        }
+    }
+    s.finish()
+}
+
+/// The words of a netrc entry that may stand between `machine HOST` and
+/// `password`, each with its value.
+const NETRC_WORDS: &[&str] = &["login", "account", "port", "machine"];
+
+/// The value after `password` (or `passwd`) in a netrc entry: `machine
+/// api.example.com login bob password hunter2`, `default login anonymous
+/// password a@b`. Read backwards from `password`, the words before must be
+/// netrc pairs (`login bob`, `machine HOST`) or `default`. Any value counts
+/// in an entry with both `machine` (or `default`) and `login`, or whose
+/// machine is a host name with a dot; otherwise ("machine learning
+/// password reset", "login page password reset") only a value that looks
+/// like a secret does.
+pub(super) fn redact_netrc(text: &str) -> Option<String> {
+    let mut s = Splicer::new(text);
+    for c in NETRC_RE.captures_iter(text) {
+        let (Some(m), Some(word)) = (c.get(0), c.get(1)) else {
+            continue;
+        };
+        let before: Vec<&str> = text[..word.start()].split_whitespace().collect();
+        let (mut machine, mut login, mut dotted) = (false, false, false);
+        let mut k = before.len();
+        loop {
+            if k >= 1 && before[k - 1] == "default" {
+                machine = true;
+                k -= 1;
+            } else if k >= 2 && NETRC_WORDS.contains(&before[k - 2]) {
+                match before[k - 2] {
+                    "machine" => {
+                        machine = true;
+                        dotted |= before[k - 1].contains('.');
+                    }
+                    "login" => login = true,
+                    _ => {}
+                }
+                k -= 2;
+            } else {
+                break;
+            }
+        }
+        if !(machine || login) {
+            continue;
+        }
+        // A netrc value ends at whitespace (`hunter,2;x` is one), or at the
+        // quote that closes a shell string around the entry.
+        let (vs, ve, quoted) = match value_span(text, m.end(), false) {
+            span @ (_, _, true) => span,
+            (vs, _, false) => {
+                let len = text[vs..].find(|c: char| c.is_whitespace() || "\"'`".contains(c));
+                (vs, len.map_or(text.len(), |l| vs + l), false)
+            }
+        };
+        let v = &text[vs..ve];
+        let judged = (machine && (login || dotted)) || quoted || looks_secret(v);
+        if !v.is_empty() && !is_placeholder(v) && judged {
+            s.mask(vs, ve);
         }
     }
     s.finish()

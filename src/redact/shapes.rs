@@ -18,8 +18,12 @@ const AWS_TRIGGERS: &[&str] = &[
     "akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "aipa", "apka",
 ];
 
-/// The token formats. Patterns start at a word boundary (`\b`) and never
-/// consume `[` or `]`, so [`REDACTED`] never matches one of them. The AWS
+/// The token formats. A prefix that ends ordinary words (`sk-` in `task-`,
+/// `key-` in `monkey-`, `xapp-` in `foxapp-`, `lin_` in `berlin_`, `SG.` in
+/// `MSG.`, `eyJ` in `heyJude`) needs a word boundary (`\b`) before it; one
+/// that no word ends with (`ghp_`, `npm_`, `glpat-`, `xoxb-`, `gsk_`, …) is
+/// found glued to the word before it too (`tokennpm_…`). No pattern
+/// consumes `[` or `]`, so [`REDACTED`] never matches one of them. The AWS
 /// pair comes before the lone key id, which would otherwise hide the pair.
 pub(super) const SHAPES: &[Shape] = &[
     Shape {
@@ -37,13 +41,13 @@ pub(super) const SHAPES: &[Shape] = &[
     Shape {
         kind: "GitHub token",
         triggers: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
-        pattern: r"\bgh[pousr]_[A-Za-z0-9]{36,}\b",
+        pattern: r"gh[pousr]_[A-Za-z0-9]{36,}\b",
         replacement: REDACTED,
     },
     Shape {
         kind: "GitHub fine-grained token",
         triggers: &["github_pat_"],
-        pattern: r"\bgithub_pat_[A-Za-z0-9_]{22,}",
+        pattern: r"github_pat_[A-Za-z0-9_]{22,}",
         replacement: REDACTED,
     },
     Shape {
@@ -52,13 +56,13 @@ pub(super) const SHAPES: &[Shape] = &[
             "glpat-", "glrt-", "gldt-", "glptt-", "glft-", "glcbt-", "glimt-", "glsoat-", "gloas-",
             "glagent-",
         ],
-        pattern: r"\bgl(?:pat|rt|dt|ptt|ft|cbt|imt|soat|oas|agent)-[0-9A-Za-z_-]{20,}",
+        pattern: r"gl(?:pat|rt|dt|ptt|ft|cbt|imt|soat|oas|agent)-[0-9A-Za-z_-]{20,}",
         replacement: REDACTED,
     },
     Shape {
         kind: "Slack token",
         triggers: &["xox"],
-        pattern: r"\bxox[a-z](?:\.xox[a-z])?-[A-Za-z0-9-]{10,}",
+        pattern: r"xox[a-z](?:\.xox[a-z])?-[A-Za-z0-9-]{10,}",
         replacement: REDACTED,
     },
     Shape {
@@ -106,7 +110,7 @@ pub(super) const SHAPES: &[Shape] = &[
     Shape {
         kind: "Stripe webhook secret",
         triggers: &["whsec_"],
-        pattern: r"\bwhsec_[A-Za-z0-9+/=]{24,}",
+        pattern: r"whsec_[A-Za-z0-9+/=]{24,}",
         replacement: REDACTED,
     },
     Shape {
@@ -118,37 +122,37 @@ pub(super) const SHAPES: &[Shape] = &[
     Shape {
         kind: "Google OAuth token",
         triggers: &["ya29."],
-        pattern: r"\bya29\.[0-9A-Za-z_-]{20,}",
+        pattern: r"ya29\.[0-9A-Za-z_-]{20,}",
         replacement: REDACTED,
     },
     Shape {
         kind: "Google OAuth secret",
         triggers: &["gocspx-"],
-        pattern: r"\bGOCSPX-[A-Za-z0-9_-]{28}",
+        pattern: r"GOCSPX-[A-Za-z0-9_-]{28}",
         replacement: REDACTED,
     },
     Shape {
         kind: "Vault token",
         triggers: &["hvs.", "hvb.", "hvr."],
-        pattern: r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}",
+        pattern: r"hv[sbr]\.[A-Za-z0-9_-]{24,}",
         replacement: REDACTED,
     },
     Shape {
         kind: "npm token",
         triggers: &["npm_"],
-        pattern: r"\bnpm_[A-Za-z0-9]{36}\b",
+        pattern: r"npm_[A-Za-z0-9]{36}\b",
         replacement: REDACTED,
     },
     Shape {
         kind: "PyPI token",
         triggers: &["pypi-"],
-        pattern: r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}",
+        pattern: r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}",
         replacement: REDACTED,
     },
     Shape {
         kind: "Hugging Face token",
         triggers: &["hf_"],
-        pattern: r"\bhf_[A-Za-z0-9]{34,}\b",
+        pattern: r"hf_[A-Za-z0-9]{34,}\b",
         replacement: REDACTED,
     },
     Shape {
@@ -178,13 +182,13 @@ pub(super) const SHAPES: &[Shape] = &[
     Shape {
         kind: "Shopify token",
         triggers: &["shp"],
-        pattern: r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+        pattern: r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
         replacement: REDACTED,
     },
     Shape {
         kind: "age secret key",
         triggers: &["age-secret-key-1"],
-        pattern: r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}",
+        pattern: r"AGE-SECRET-KEY-1[0-9A-Z]{58}",
         replacement: REDACTED,
     },
     Shape {
@@ -202,19 +206,31 @@ pub(super) const SHAPES: &[Shape] = &[
     Shape {
         kind: "Postman key",
         triggers: &["pmak-"],
-        pattern: r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}",
+        pattern: r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}",
         replacement: REDACTED,
     },
     Shape {
         kind: "Sentry token",
         triggers: &["sntrys_", "sntryu_"],
-        pattern: r"\bsntry[su]_[A-Za-z0-9+/=_-]{30,}",
+        pattern: r"sntry[su]_[A-Za-z0-9+/=_-]{30,}",
         replacement: REDACTED,
     },
     Shape {
         kind: "Grafana token",
         triggers: &["glsa_", "glc_"],
-        pattern: r"\b(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/=]{32,})",
+        pattern: r"(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/=]{32,})",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Groq key",
+        triggers: &["gsk_"],
+        pattern: r"gsk_[A-Za-z0-9]{48,}\b",
+        replacement: REDACTED,
+    },
+    Shape {
+        kind: "Atlassian token",
+        triggers: &["atatt3", "atctt3"],
+        pattern: r"AT[AC]TT3[A-Za-z0-9_=-]{60,}",
         replacement: REDACTED,
     },
     Shape {
@@ -226,10 +242,13 @@ pub(super) const SHAPES: &[Shape] = &[
 ];
 
 /// Number of credential rules: the token formats plus the rules that read
-/// structure (PEM blocks, URLs, scp addresses, `Authorization`, bearer
-/// tokens, `curl -u`, secret options, named assignments).
+/// structure (PEM blocks, key bodies without their `BEGIN` line, PuTTY keys,
+/// Discord bot tokens, URLs, random URL path segments, scp addresses,
+/// `Authorization`, bearer tokens, `curl -u`, `mysql -p` and `sshpass -p`,
+/// secret options, netrc entries, named assignments, base64-wrapped
+/// credentials).
 #[cfg(test)]
 pub(super) fn shape_count() -> usize {
     const { assert!(SHAPES.len() <= 64, "one gate bit per shape") };
-    SHAPES.len() + 8
+    SHAPES.len() + 15
 }

@@ -92,6 +92,246 @@ fn secret_corpus_is_caught_exactly() {
     );
 }
 
+/// Each `(text, kind)`: the text with its `⟦…⟧` parts redacted, reported
+/// as `kind`; each look-alike unchanged.
+fn check_rule(secrets: &[(&str, &str)], look_alikes: &[&str]) {
+    for (line, kind) in secrets {
+        let (input, want, _) = marked(line);
+        assert_eq!(redact_text(&input), (want, vec![*kind]), "{input:?}");
+    }
+    for text in look_alikes {
+        assert_eq!(redact_text(text), (text.to_string(), vec![]), "{text:?}");
+    }
+}
+
+#[test]
+fn netrc_passwords() {
+    check_rule(
+        &[
+            (
+                "machine api.example.com login bob password ⟦hunter2xyz⟧",
+                "netrc password",
+            ),
+            (
+                "machine h\n  login alice\n  password ⟦swordfish⟧",
+                "netrc password",
+            ),
+            ("machine db.internal password ⟦swordfish⟧", "netrc password"),
+            ("default login anonymous passwd ⟦guest⟧", "netrc password"),
+            ("login bob password ⟦Tr0ub4dor&3⟧", "netrc password"),
+            (
+                "echo \"machine h.example login u password ⟦pw,1;x⟧\" >> ~/.netrc",
+                "netrc password",
+            ),
+        ],
+        &[
+            "password reset page",
+            "login page password reset",
+            "machine learning password generator",
+            "the machine password policy",
+            "the default login password length is 12",
+            "machine h.example login u password $NETRC_PASSWORD",
+        ],
+    );
+}
+
+#[test]
+fn passwords_of_dash_p() {
+    check_rule(
+        &[
+            ("mysql -u root -p⟦S3cretPw⟧ app", "password of -p"),
+            (
+                "mysqldump -u backup -p'⟦pa ss⟧' --all-databases",
+                "password of -p",
+            ),
+            ("mariadb -uroot -p⟦r00tpw⟧", "password of -p"),
+            ("sshpass -p ⟦hunter2⟧ ssh alice@laptop", "password of -p"),
+            ("sshpass -p⟦hunter2⟧ scp f host:", "password of -p"),
+            ("mysql --password=⟦hunter2⟧ -u root", "secret assignment"),
+        ],
+        &[
+            "-p 8080",
+            "docker run -p 8080:80 nginx",
+            "ssh -p 2222 alice@laptop",
+            "mkdir -p build/out",
+            "mysql -u root -p app_db",
+            "mysql -p",
+            "mysql -P 3306 -h db.internal",
+            "mysql -u root -p$MYSQL_ROOT_PASSWORD",
+            "sshpass -e ssh alice@laptop",
+        ],
+    );
+}
+
+#[test]
+fn key_bodies_without_their_begin_line() {
+    let line = "kTc8Hln0XoGJMqgZe9beHqvVgWS3IwHW2r86XZRXHCa75LSdTgs6+D7QDYrgIGKe";
+    let body = format!("{line}\n{line}");
+    check_rule(
+        &[
+            ("⟦MIIEvQIBADANBgkqhkiG9w0BAQEFAASC⟧...", "private key"),
+            (
+                "key: ⟦MIIEowIBAAKCAQEAnqnUsQ9IDgzExZE3PB5Z9F6B⟧",
+                "private key",
+            ),
+            ("⟦MHcCAQEEIHgnG1KRMY2JQKwUKMHoIvgrjeRhV1b4⟧", "private key"),
+            (
+                "⟦MC4CAQAwBQYDK2VwBCIEIKitiuGxx/VMEWQtMeEYPODx⟧",
+                "private key",
+            ),
+            ("⟦b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9u⟧", "private key"),
+            (&format!("⟦{body}⟧"), "private key"),
+            (
+                "end: ⟦BeGWzUU8r3SBEvxONI13PyY=\n-----END PRIVATE KEY-----⟧",
+                "private key",
+            ),
+        ],
+        &[
+            "-----END RSA PRIVATE KEY-----",
+            "paste the key up to -----END PRIVATE KEY-----",
+            "MIIEvQIBADANBgkq is how a PKCS #8 key starts",
+            &format!("-----BEGIN CERTIFICATE-----\n{body}\n-----END CERTIFICATE-----"),
+            &format!("{line}\nthen prose"),
+            &format!("{}\n{}", "0f".repeat(32), "a1".repeat(32)),
+        ],
+    );
+}
+
+#[test]
+fn putty_keys() {
+    let b64 = "xC+1hsYgBds1ghxY5OokvQyx7eNWVQ4vnakJkS1pAWTN3lg8zV5yPU8d0FZfWe7i";
+    check_rule(
+        &[
+            (
+                &format!(
+                    "⟦PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nComment: k\n\
+                     Public-Lines: 1\n{b64}\nPrivate-Lines: 1\n{b64}\nPrivate-MAC: 0a1b2c⟧ ok"
+                ),
+                "PuTTY private key",
+            ),
+            (
+                &format!("⟦Private-Lines: 1\n{b64}\nPrivate-MAC: 0a1b⟧"),
+                "PuTTY private key",
+            ),
+        ],
+        &[
+            "PuTTY-User-Key-File-2 is the header of a .ppk file",
+            "Private-Lines: counts the lines that follow",
+        ],
+    );
+}
+
+#[test]
+fn base64_wrapped_credentials() {
+    // `ghp_…`, `password=hunter2Xy`, a URL with a password, in base64.
+    check_rule(
+        &[
+            (
+                "echo ⟦Z2hwX0duY2ZCQWVwZkpCZDBLaDhvT09MOGRLTHpkb2NKMmlzQWpJaA==⟧ | base64 -d",
+                "base64-encoded credential",
+            ),
+            (
+                "config: ⟦cGFzc3dvcmQ9aHVudGVyMlh5⟧",
+                "base64-encoded credential",
+            ),
+            (
+                "⟦aHR0cHM6Ly9kZXBsb3k6Wng4MWtRMHBMbUBnaXQuZXhhbXBsZS5jb20vcmVwby5naXQ=⟧",
+                "base64-encoded credential",
+            ),
+        ],
+        &[
+            // "hello world, this is a test", "password reset page".
+            "aGVsbG8gd29ybGQsIHRoaXMgaXMgYSB0ZXN0",
+            "cGFzc3dvcmQgcmVzZXQgcGFnZQ==",
+            "/home/alice/src/password-manager-2024",
+        ],
+    );
+}
+
+#[test]
+fn discord_groq_and_atlassian_tokens() {
+    let atlassian = format!("ATATT3xFfGF0{}=0A1B2C3D", "Ab3-xY9_".repeat(20));
+    check_rule(
+        &[
+            (
+                "bot.run('⟦NjEzNzg4ODI5MjczNTMyODM3.KXSc7T.vo_hBKqFYY_kv5ZJr3J1TWDtkwt⟧')",
+                "Discord bot token",
+            ),
+            (
+                "⟦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⟧",
+                "Groq key",
+            ),
+            (&format!("jira ⟦{atlassian}⟧ ci"), "Atlassian token"),
+        ],
+        &[
+            "MTIz.abc.def",
+            "com.example.app.MainActivity.onCreate",
+            "Groq keys start with gsk_",
+            "ATATT3 tokens are Atlassian API tokens",
+            "GATATTACAATATTGCAGGCATATTACGATATTCGATATT3",
+        ],
+    );
+}
+
+#[test]
+fn random_url_path_segments() {
+    check_rule(
+        &[
+            (
+                "https://share.example.net/s/⟦Hq3Zk9TbW2xRf7LmP4vNc8YdJ6sA1gE5⟧/view",
+                "random URL path segment",
+            ),
+            (
+                "see //dl.example.org/⟦R7kP2xM9qL4vB8nZ3cT6wY1hJ5fD0gS⟧;v=2/f.pdf?a=1",
+                "random URL path segment",
+            ),
+        ],
+        &[
+            "https://example.com/blog/my-blog-post-title-with-many-words-2024",
+            "https://github.com/acme/presence/commit/aff024fe4ab0fece4091de044c58c9ae4233383a",
+            "https://docs.example.com/AbstractSingletonProxyFactoryBean2",
+            "https://example.com/HTML5ParserTestsForUTF8Encoding2024",
+            "https://example.com/objects/D8F9DB3A5AC6132CC4A81B6B82E27B0F",
+            "https://example.com/u/550e8400-e29b-41d4-a716-446655440000/profile",
+            "https://example.com/?q=Hq3Zk9TbW2xRf7LmP4vNc8YdJ6sA1gE5",
+            "/srv/Hq3Zk9TbW2xRf7LmP4vNc8YdJ6sA1gE5",
+        ],
+    );
+}
+
+/// Prefixes that no word ends with are found glued to the word before;
+/// those that words end with (`task-`, `monkey-`, `foxapp-`) need a boundary.
+#[test]
+fn tokens_glued_to_the_word_before() {
+    check_rule(
+        &[
+            (
+                "token⟦npm_sP795nf4Gakq5p1Vm8kV6um4yvMpy62O6SQ1⟧",
+                "npm token",
+            ),
+            (
+                "x⟦ghp_IEE1HSa2bB9UoK4tYnzNLeK6kjcbhgN7kwjS⟧",
+                "GitHub token",
+            ),
+            ("my⟦glpat-1GqK8ks0n8SoFkh8OXfF⟧", "GitLab token"),
+            (
+                "slack⟦xoxb-815516616053-446882637289-WSWMPcwLuHj31CQJVukDCSXq⟧",
+                "Slack token",
+            ),
+            (
+                "hub⟦hf_D5jSFpFkIM3Vak1uDSKFQs1DxBA9RelOxO⟧",
+                "Hugging Face token",
+            ),
+        ],
+        &[
+            "task-proj-build-the-frontend-thing-2024",
+            "monkey-0123456789abcdef0123456789abcdef",
+            "myfoxapp-2-staging-environment-eu",
+            "npm_config_registry=https://registry.npmjs.org",
+        ],
+    );
+}
+
 #[test]
 fn at_least_fifteen_shapes() {
     assert!(shape_count() >= 15, "{}", shape_count());
@@ -373,6 +613,12 @@ fn secret_strategy() -> impl Strategy<Value = String> {
         "(sk|rk)_(live|test)_[0-9A-Za-z]{16,30}",
         "whsec_[A-Za-z0-9]{24,32}",
         "-----BEGIN (RSA |EC )?PRIVATE KEY-----\n[A-Za-z0-9+/=\n]{10,60}(-----END (RSA |EC )?PRIVATE KEY-----)?",
+        "gsk_[A-Za-z0-9]{52}",
+        "ATATT3[A-Za-z0-9_=-]{60,80}",
+        "(MTIz|NDU2|Nzg5|OTk5){2}[A-Za-z0-9_-]{16}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,38}",
+        "MIIEvQIBADAN[A-Za-z0-9+/]{20,60}",
+        "[A-Za-z0-9+/]{20,60}\n-----END PRIVATE KEY-----",
+        "PuTTY-User-Key-File-2: ssh-rsa\n[A-Za-z0-9+/:\n -]{0,60}",
     ]
 }
 
@@ -392,6 +638,9 @@ fn named_strategy() -> impl Strategy<Value = (String, String)> {
             Just("https://h.example/cb#access_token={}"),
             Just("https://h.example/a;sig={}/b"),
             Just("alice:{}@h.example:repo.git"),
+            Just("machine h.example login {} password {}"),
+            Just("mysql -u root -p{} app"),
+            Just("sshpass -p {} ssh h"),
         ],
         "[A-Z]{2,6}",
         value,
@@ -442,7 +691,7 @@ proptest! {
     #[test]
     fn the_prefilter_never_hides_a_match(
         text in "\\PC{0,30}",
-        piece in "(ghp_|AKIA|xoxb-|xapp-1-|sk-|sk-proj-|eyJ|Bearer |bearer\t|pypi-|hf_|SG\\.|:AA|dop_v1_|shpat_|hvs\\.|ya29\\.|whsec_|key-|password=|DB_PASS=|token: |\"api_key\": \"|Authorization: Basic |-u u:|--user=u:|--password |://u:p@|//u:p@|u:p@h:|\\?sig=|#access_token=|;sid=|PRIVATE KEY|-----BEGIN RSA PRIVATE KEY-----\n|aws_secret_access_key=)?[A-Za-z0-9_./+=@:-]{0,70}",
+        piece in "(ghp_|AKIA|xoxb-|xapp-1-|sk-|sk-proj-|eyJ|Bearer |bearer\t|pypi-|hf_|SG\\.|:AA|dop_v1_|shpat_|hvs\\.|ya29\\.|whsec_|key-|password=|DB_PASS=|token: |\"api_key\": \"|Authorization: Basic |-u u:|--user=u:|--password |://u:p@|//u:p@|u:p@h:|\\?sig=|#access_token=|;sid=|PRIVATE KEY|-----BEGIN RSA PRIVATE KEY-----\n|aws_secret_access_key=|machine h login u password |mysql -p|sshpass -p |gsk_|ATATT3|PuTTY-User-Key-File-2: ssh-rsa\n|Private-Lines: 1\n|MIIEvQIBADAN|b3BlbnNzaC1rZXktdjE|Z2hwX|cGFzc3dvcmQ9|NjEzNzg4ODI5|https://h/s/|//h/)?[A-Za-z0-9_./+=@:\n-]{0,70}",
         tail in "\\PC{0,30}",
     ) {
         let s = format!("{text}{piece}{tail}");

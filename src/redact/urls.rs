@@ -1,9 +1,10 @@
 //! URLs: the password of a URL's userinfo and its credential query,
 //! fragment and matrix parameters, masked in text or removed from an
-//! endpoint.
+//! endpoint; and path segments that look random, the secret of a
+//! capability URL.
 
 use super::names::is_credential_pair;
-use super::values::is_placeholder;
+use super::values::{is_placeholder, looks_random};
 use super::{Mode, REDACTED};
 
 /// Ends a URL in text.
@@ -14,6 +15,45 @@ fn is_url_end(c: char) -> bool {
 /// Finds `scheme://…` and scheme-relative `//…` URLs in `text` and takes
 /// their credentials out; `None` when nothing changed.
 pub(super) fn redact_urls(text: &str, mode: Mode, kinds: &mut Vec<&'static str>) -> Option<String> {
+    map_urls(text, |rest| redact_url_rest(rest, mode, kinds))
+}
+
+/// Masks the path segments of URLs in `text` that look random (see
+/// [`looks_random`]): the secret of a capability URL
+/// (`https://share.example.net/s/[redacted]/view`). The host, the query and
+/// the fragment are left to the other rules.
+pub(super) fn redact_random_segments(text: &str) -> Option<String> {
+    map_urls(text, |rest| {
+        let path_end = rest.find(['?', '#']).unwrap_or(rest.len());
+        let (hostpath, after) = rest.split_at(path_end);
+        let auth_end = hostpath.find('/')?;
+        let mut out = String::with_capacity(rest.len());
+        out.push_str(&hostpath[..auth_end]);
+        let mut changed = false;
+        for (i, segment) in hostpath[auth_end..].split('/').enumerate() {
+            if i > 0 {
+                out.push('/');
+            }
+            let (head, matrix) = match segment.find(';') {
+                Some(at) => segment.split_at(at),
+                None => (segment, ""),
+            };
+            if looks_random(head) {
+                out.push_str(REDACTED);
+                changed = true;
+            } else {
+                out.push_str(head);
+            }
+            out.push_str(matrix);
+        }
+        out.push_str(after);
+        changed.then_some(out)
+    })
+}
+
+/// `text` with what follows the `//` of each URL in it replaced by what
+/// `f` makes of it (`None`: kept); `None` when nothing changed.
+fn map_urls(text: &str, mut f: impl FnMut(&str) -> Option<String>) -> Option<String> {
     let bytes = text.as_bytes();
     let mut splice_out = String::new();
     let mut last = 0;
@@ -34,7 +74,7 @@ pub(super) fn redact_urls(text: &str, mode: Mode, kinds: &mut Vec<&'static str>)
         let end = text[start..]
             .find(is_url_end)
             .map_or(text.len(), |e| start + e);
-        if lead_ok && let Some(new) = redact_url_rest(&text[start..end], mode, kinds) {
+        if lead_ok && let Some(new) = f(&text[start..end]) {
             splice_out.push_str(&text[last..start]);
             splice_out.push_str(&new);
             last = end;

@@ -123,3 +123,45 @@ pub(super) fn is_tokenish(v: &str) -> bool {
             .split(|c: char| !c.is_ascii_alphanumeric())
             .any(|seg| seg.len() >= 4 && seg.chars().all(|c| c.is_ascii_lowercase()))
 }
+
+/// A URL path segment that looks random, as the secret of a capability URL
+/// does (`https://share.example.net/s/Hq3Zk9TbW2xRf7LmP4vNc8YdJ6sA1gE5/view`):
+/// 24 characters or more of letters, digits, `-` and `_`, with upper case,
+/// lower case and digits; the kind (upper, lower, digit) changes at a
+/// third of the characters or more; two capitals or more are followed by
+/// a capital or a digit; and under 30 % of it is in lower-case runs of 5
+/// or more. Words and slugs (`my-blog-post-title`), camelCase names
+/// (`AbstractSingletonProxyFactoryBean2`), git object names and UUIDs (one
+/// case) are not random.
+pub(super) fn looks_random(segment: &str) -> bool {
+    let b = segment.as_bytes();
+    if b.len() < 24
+        || !b
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_'))
+    {
+        return false;
+    }
+    let kind = |c: u8| match c {
+        b'A'..=b'Z' => 1,
+        b'a'..=b'z' => 2,
+        b'0'..=b'9' => 3,
+        _ => 0,
+    };
+    let has = |k| b.iter().any(|&c| kind(c) == k);
+    if !(has(1) && has(2) && has(3)) {
+        return false;
+    }
+    let pairs = || b.windows(2).map(|w| (kind(w[0]), kind(w[1])));
+    let changes = pairs().filter(|&(x, y)| x != 0 && y != 0 && x != y).count();
+    let capitals = pairs()
+        .filter(|&(x, y)| x == 1 && (y == 1 || y == 3))
+        .count();
+    let mut in_words = 0;
+    for run in segment.split(|c: char| !c.is_ascii_lowercase()) {
+        if run.len() >= 5 {
+            in_words += run.len();
+        }
+    }
+    changes * 3 >= b.len() && capitals >= 2 && in_words * 10 < b.len() * 3
+}

@@ -159,7 +159,7 @@ fn open_is_never_steered_by_a_twin() {
     // A second device that signs publishes the same id: b asks.
     c.publish("main", &["--endpoint", "ssh://other.example/main"]);
     let out = b.run(&["open", "main", "--yes"]);
-    assert_eq!(out.code, 2, "{out:?}");
+    assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);
     assert!(out.stderr.contains("2 devices"), "{}", out.stderr);
     // a still opens its own.
     let line = a.run(&["open", "main", "--print"]).success().stdout;

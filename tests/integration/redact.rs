@@ -322,3 +322,51 @@ fn a_credential_shaped_foreign_id_is_shown_redacted() {
     let row: JsonRow = parse_json(&shown.stdout, "show --json");
     assert_eq!(row.file, "other.x.json");
 }
+
+/// A file name from the directory that holds a credential is shown
+/// redacted wherever human output names it: `show`, the warning of a
+/// listing, `list -v`, `doctor`, `expire`. `--json` keeps it exact.
+#[test]
+fn credential_shaped_file_names_are_redacted_in_human_output() {
+    let w = World::new();
+    let a = w.device("a");
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let t = now();
+    let live = format!("h-{token}.s1.json");
+    write_record(
+        &w.shared(),
+        &live,
+        &json!({"version": 1, "session_id": "s1", "profile": "default",
+                "title": "DB_PASSWORD=hunter2x", "updated_at": t, "expires_at": t + 90.0}),
+    );
+    // An ended conflict copy, which `expire` removes and names.
+    write_record(
+        &w.shared(),
+        &format!("h-{token}.s2.sync-conflict-20261130-101112-ABCDEFG.json"),
+        &json!({"version": 1, "session_id": "s2", "profile": "default",
+                "updated_at": t - 10.0, "expires_at": t + 80.0, "ended_at": t - 5.0}),
+    );
+    // Not a record: named by `list -v`.
+    std::fs::write(w.shared().join(format!("h-{token}.s3.json")), "not json").unwrap();
+
+    let shown = [
+        ("list -v", a.run(&["list", "-v"]).success()),
+        ("list --all -v", a.run(&["list", "--all", "-v"]).success()),
+        ("show", a.run(&["show", "s1"]).success()),
+        ("doctor", a.run(&["doctor"])),
+        ("expire", a.run(&["expire"]).success()),
+    ];
+    for (what, out) in &shown {
+        let text = format!("{}{}", out.stdout, out.stderr);
+        assert!(!text.contains(token), "{what}:\n{text}");
+        assert!(text.contains("h-[redacted].s"), "{what}:\n{text}");
+    }
+    let (_, expire) = &shown[4];
+    assert!(
+        expire.stdout.contains("removed") && expire.stdout.contains("h-[redacted].s2"),
+        "{}",
+        expire.stdout
+    );
+    let row: JsonRow = parse_json(&a.run(&["show", "--json", "s1"]).success().stdout, "show");
+    assert_eq!(row.file, live);
+}
