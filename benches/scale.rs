@@ -227,6 +227,53 @@ fn record(i: usize, t: f64, device: &str, kind: usize) -> (String, String) {
     )
 }
 
+/// `body` (one record's JSON) signed as a device of key `seed` would sign
+/// it: the key-derived `device_id`, `key`, and `sig` over the canonical JSON
+/// without `sig` (docs/record-format.md, "Signatures").
+fn signed(body: &str, seed: u8) -> String {
+    use base64::Engine as _;
+    use ed25519_dalek::Signer as _;
+    use sha2::Digest as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let key = ed25519_dalek::SigningKey::from_bytes(&[seed; 32]);
+    let public = key.verifying_key();
+    let mut h = sha2::Sha256::new();
+    h.update(b"presence device id\0");
+    h.update(public.as_bytes());
+    let digest = h.finalize();
+    const B32: &[u8] = b"abcdefghijklmnopqrstuvwxyz234567";
+    let (mut id, mut acc, mut bits) = (String::new(), 0u32, 0);
+    for &b in &digest[..25] {
+        acc = (acc << 8) | u32::from(b);
+        bits += 8;
+        while bits >= 5 {
+            bits -= 5;
+            id.push(B32[((acc >> bits) & 31) as usize] as char);
+        }
+    }
+    let mut v: serde_json::Value = serde_json::from_str(body).unwrap();
+    let o = v.as_object_mut().unwrap();
+    o.insert("device_id".into(), id.into());
+    o.insert("key".into(), b64.encode(public.as_bytes()).into());
+    let mut message = b"presence record v1\0".to_vec();
+    message.extend(serde_json::to_vec(&*o).unwrap());
+    o.insert("sig".into(), b64.encode(key.sign(&message).to_bytes()).into());
+    serde_json::to_string(&v).unwrap() + "\n"
+}
+
+/// The data set of [`generate`] with every record signed by its device's
+/// key: the same files, names and fields, only the proof added.
+fn generate_signed(unsigned: &Path, dir: &Path) {
+    for e in std::fs::read_dir(unsigned).unwrap() {
+        let e = e.unwrap();
+        let body = std::fs::read_to_string(e.path()).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        // One key per device of the set.
+        let seed = v["device_id"].as_str().unwrap().as_bytes()[7];
+        std::fs::write(dir.join(e.file_name()), signed(&body, seed)).unwrap();
+    }
+}
+
 /// A live session with no other record (kind 1: no copy is made of it).
 const SHOW_ID: &str = "s-000011";
 
@@ -732,6 +779,32 @@ fn main() {
         });
     }
 
+    // Signing: the same data set signed and unsigned, `list --json` on each,
+    // interleaved; with the scan cache (which remembers verdicts) and
+    // without it (every signature of a record that claims a key-derived id
+    // is checked).
+    let n_sign = if quick { 10_000 } else { 100_000 };
+    eprintln!("scale: signed records ({n_sign})…");
+    let plain = Env::new(tmp.path().join("plain"));
+    generate(&plain.dir(), n_sign);
+    let sig_env = Env::new(tmp.path().join("signed"));
+    generate_signed(&plain.dir(), &sig_env.dir());
+    assert_eq!(live_count(&plain), live_count(&sig_env), "signing changed the live set");
+    let off = |env: &Env| {
+        let mut c = env.presence(&["list", "--json"]);
+        c.env("PRESENCE_SCAN_CACHE", "off");
+        c
+    };
+    let mut jobs = [
+        job(|| sig_env.presence(&["list", "--json"])),
+        job(|| plain.presence(&["list", "--json"])),
+        job(|| off(&sig_env)),
+        job(|| off(&plain)),
+    ];
+    time(if quick { 5 } else { 7 }, &mut jobs);
+    let signing = [0, 1, 2, 3].map(|i| jobs[i].median());
+    drop(jobs);
+
     // The prompt case: a shell prompt's `list --count` on a small directory.
     eprintln!("scale: prompt case…");
     let env = Env::new(tmp.path().join("prompt"));
@@ -994,6 +1067,15 @@ fn main() {
         ratio(prompt_count, prompt_floor)
     );
     println!(
+        "- signed records, {n_sign} files, medians: list --json {} signed vs. {} unsigned ({:.2} ×); scan cache off: {} vs. {} ({:.2} ×)",
+        ms(signing[0]),
+        ms(signing[1]),
+        ratio(signing[0], signing[1]),
+        ms(signing[2]),
+        ms(signing[3]),
+        ratio(signing[2], signing[3])
+    );
+    println!(
         "- publish: {} per record vs. shell printf > tmp && mv: {} ({:.2} ×)",
         ms(t_pub),
         ms(t_sh),
@@ -1108,6 +1190,12 @@ fn main() {
         let limit = if what.starts_with("prompt") { 1.5 } else { 1.1 };
         goals.push(goal(what, x2(ratio(a, b)), Some(ratio(a, b) <= limit)));
     }
+    let r = ratio(signing[0], signing[1]);
+    goals.push(goal(
+        &format!("list --json on {n_sign} signed records ≤ 1.15 × unsigned"),
+        x2(r),
+        Some(r <= 1.15),
+    ));
     goals.push(goal(
         "refresh of 1000 owned records ≤ 0.25 s",
         format!("{:.3} s", t_refresh.as_secs_f64()),

@@ -294,6 +294,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print every change setup would make, and make none')
             [CompletionResult]::new('--no-timer', '--no-timer', [CompletionResultType]::ParameterName, 'Install no refresher (the same as --timer none)')
             [CompletionResult]::new('--uninstall', '--uninstall', [CompletionResultType]::ParameterName, 'Remove what setup added (the refresher''s units or agents, the .stignore lines); never records or the configuration')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace unit files and launchd agents edited since setup wrote them (or not written by it); with --uninstall, remove those setup wrote even if edited since')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')

@@ -1177,7 +1177,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__setup)
-            opts="-y -v -q -h --yes --dry-run --timer --no-timer --uninstall --profile --config --dir --verbose --quiet --help"
+            opts="-y -v -q -h --yes --dry-run --timer --no-timer --uninstall --force --profile --config --dir --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

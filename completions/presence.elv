@@ -275,6 +275,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand --dry-run 'Print every change setup would make, and make none'
             cand --no-timer 'Install no refresher (the same as --timer none)'
             cand --uninstall 'Remove what setup added (the refresher''s units or agents, the .stignore lines); never records or the configuration'
+            cand --force 'Replace unit files and launchd agents edited since setup wrote them (or not written by it); with --uninstall, remove those setup wrote even if edited since'
             cand -v 'Report skipped files and other details on stderr'
             cand --verbose 'Report skipped files and other details on stderr'
             cand -q 'Print only errors'

@@ -242,6 +242,7 @@ complete -c presence -n "__fish_presence_using_subcommand setup" -s y -l yes -d 
 complete -c presence -n "__fish_presence_using_subcommand setup" -l dry-run -d 'Print every change setup would make, and make none'
 complete -c presence -n "__fish_presence_using_subcommand setup" -l no-timer -d 'Install no refresher (the same as --timer none)'
 complete -c presence -n "__fish_presence_using_subcommand setup" -l uninstall -d 'Remove what setup added (the refresher\'s units or agents, the .stignore lines); never records or the configuration'
+complete -c presence -n "__fish_presence_using_subcommand setup" -l force -d 'Replace unit files and launchd agents edited since setup wrote them (or not written by it); with --uninstall, remove those setup wrote even if edited since'
 complete -c presence -n "__fish_presence_using_subcommand setup" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand setup" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand setup" -s h -l help -d 'Print help (see more with \'--help\')'

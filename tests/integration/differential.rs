@@ -621,7 +621,7 @@ fn run_case(case: &Case) -> Views {
     let mut table_ids: Vec<String> = table
         .lines()
         .filter_map(|l| l.split_whitespace().next())
-        .map(|id| id.trim_start_matches('*').to_string())
+        .map(|id| id.trim_start_matches(['*', '?']).to_string())
         .collect();
     table_ids.sort();
     v.saw("list (table)", &table);

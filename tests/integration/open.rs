@@ -514,7 +514,7 @@ fn foreign_fields_are_escaped_once_and_the_prompt_has_real_lines() {
         .unwrap_or_else(|| panic!("no question: {screen:?}"));
     assert_eq!(
         lines[asked],
-        r"Session 'far-2' was published by another device, desk\u{202e}\e[31m (device evil\u{200b}dev).",
+        r"Session 'far-2' was published by another device, host 'desk\u{202e}\e[31m', device evil\u{200b}dev (unsigned: who wrote it cannot be checked).",
     );
     assert_eq!(
         format!("{}\n", lines[asked + 1]),

@@ -40,7 +40,7 @@ fn table_ids(table: &str) -> Vec<String> {
         .lines()
         .skip(1)
         .filter_map(|l| l.split_whitespace().next())
-        .map(|id| id.trim_start_matches('*').to_string())
+        .map(|id| id.trim_start_matches(['*', '?']).to_string())
         .collect()
 }
 
