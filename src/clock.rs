@@ -133,6 +133,17 @@ fn teaches(known: &DeviceClock, learned: &DeviceClock) -> bool {
     )
 }
 
+/// Whether `device` is this device's own id, `me` (`None` while this device
+/// has none: it has published nothing yet). This device never estimates its
+/// own clock: records carrying its id are read on its own clock, with an
+/// offset of 0 that is exact, and are never samples. Whoever writes a
+/// record claiming that id — a forgery, or a copy of this home directory on
+/// a machine whose clock runs fast — thus cannot make this device's own
+/// sessions expire here.
+pub(crate) fn is_own(device: &str, me: Option<&str>) -> bool {
+    me.is_some_and(|me| !me.is_empty() && me == device)
+}
+
 /// What this machine knows of every device's clock.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Clocks {
@@ -170,15 +181,30 @@ impl Clocks {
         }
     }
 
-    /// Learns from `record`, whose file arrived here at `arrived`.
-    pub(crate) fn learn_record(&mut self, record: &crate::record::Record, arrived: f64) {
-        if let Some(updated) = record.updated_at {
-            self.learn(&record.device_id, arrived, updated);
-        }
+    /// Drops all that was learned of `device` (this device's own id: see
+    /// [`is_own`]).
+    pub(crate) fn forget(&mut self, device: &str) {
+        self.devices.remove(device);
     }
 
-    /// How to read the times of a record from `device` at `now`.
-    pub(crate) fn writer(&self, device: &str, now: f64, skew: f64, margin: f64) -> WriterClock {
+    /// How to read the times of a record from `device` at `now`, on the
+    /// device whose own id is `me` (see [`is_own`]): this device's own
+    /// records on its own clock, exactly; another device's through its
+    /// estimate, or with the skew tolerance while it has none.
+    pub(crate) fn writer(
+        &self,
+        device: &str,
+        me: Option<&str>,
+        now: f64,
+        skew: f64,
+        margin: f64,
+    ) -> WriterClock {
+        if is_own(device, me) {
+            return WriterClock::Known {
+                offset: 0.0,
+                margin,
+            };
+        }
         match self.estimate(device, now) {
             Some(e) => WriterClock::Known {
                 offset: e.offset,
@@ -256,7 +282,7 @@ mod tests {
         c.learn("d", T, T - 600.0 - 0.3);
         assert_eq!(c.estimate("d", T), None);
         assert!(matches!(
-            c.writer("d", T, 300.0, 5.0),
+            c.writer("d", None, T, 300.0, 5.0),
             WriterClock::Unknown { .. }
         ));
         // Its next refresh arrives 30 s later: an estimate, to the delay.
@@ -264,6 +290,29 @@ mod tests {
         let e = c.estimate("d", T + 30.0).unwrap();
         assert!((e.offset + 600.1).abs() < 1e-3, "{e:?}");
         assert!(!e.stale);
+    }
+
+    #[test]
+    fn this_devices_own_records_are_read_on_its_own_clock() {
+        let mut c = Clocks::default();
+        // Samples for "me", learned before the rule (an older clocks.json).
+        c.learn("me", T, T + 7200.0);
+        c.learn("me", T + 30.0, T + 30.0 + 7200.0);
+        assert!(c.estimate("me", T + 30.0).is_some());
+        let exact = WriterClock::Known {
+            offset: 0.0,
+            margin: 1.0,
+        };
+        assert_eq!(c.writer("me", Some("me"), T + 30.0, 300.0, 1.0), exact);
+        // Without an id of its own, "me" is any other device.
+        assert!(matches!(
+            c.writer("me", None, T + 30.0, 300.0, 1.0),
+            WriterClock::Known { offset, .. } if offset > 7000.0
+        ));
+        assert!(is_own("me", Some("me")));
+        assert!(!is_own("me", None) && !is_own("", Some("")) && !is_own("d", Some("me")));
+        c.forget("me");
+        assert_eq!(c.estimate("me", T + 30.0), None);
     }
 
     #[test]

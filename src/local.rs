@@ -151,10 +151,21 @@ impl LocalDirs {
     /// What this device has learned of every device's clock
     /// (`<state>/clocks.json`). Missing, unreadable or damaged: nothing
     /// learned yet — every writer is then read with the skew tolerance.
+    /// Never an estimate of this device's own clock (see
+    /// [`crate::clock::is_own`]), whatever an older version wrote.
     pub(crate) fn clocks(&self) -> Clocks {
-        match read_small(&self.state.join("clocks.json"), MAX_CLOCKS_BYTES) {
+        let mut clocks = match read_small(&self.state.join("clocks.json"), MAX_CLOCKS_BYTES) {
             Ok(Some(bytes)) => serde_json::from_slice(&bytes).unwrap_or_default(),
             _ => Clocks::default(),
+        };
+        self.forget_own_clock(&mut clocks);
+        clocks
+    }
+
+    /// Drops what `clocks` holds of this device's own id, if it has one.
+    fn forget_own_clock(&self, clocks: &mut Clocks) {
+        if let Ok(Some(me)) = self.existing_device_id() {
+            clocks.forget(&me);
         }
     }
 
@@ -166,6 +177,7 @@ impl LocalDirs {
         let _lock = flock(&self.state.join("clocks.lock"))?;
         let mut all = self.clocks();
         all.merge(learned, now);
+        self.forget_own_clock(&mut all);
         let path = self.state.join("clocks.json");
         let json = serde_json::to_vec(&all)
             .map_err(|e| Error::io("write clock estimates", &path, io::Error::other(e)))?;

@@ -28,6 +28,9 @@ pub(crate) struct Pass {
     show: ShowSet,
     /// The clocks as known when the pass began (or its last batch ended).
     known: Clocks,
+    /// This device's id, if it has one: its records are read on its own
+    /// clock and teach nothing (see [`crate::clock::is_own`]).
+    me: Option<String>,
     skew: f64,
     margin: f64,
 }
@@ -39,6 +42,9 @@ impl Pass {
         Pass {
             show,
             known: registry.local.clocks(),
+            // Read, never created: a device that has published nothing has
+            // no records of its own to read.
+            me: registry.local.existing_device_id().ok().flatten(),
             skew,
             margin,
         }
@@ -53,7 +59,21 @@ impl Pass {
     /// through its learned clock offset, or with the skew tolerance for a
     /// device not known yet.
     pub(crate) fn clock(&self, device: &str, now: f64) -> WriterClock {
-        self.known.writer(device, now, self.skew, self.margin)
+        self.known
+            .writer(device, self.me.as_deref(), now, self.skew, self.margin)
+    }
+
+    /// The one gate every clock sample passes: a record of `device` whose
+    /// file arrived at `arrived` teaches `learned` its writer's clock only
+    /// if it may. This device's own id never does (see
+    /// [`crate::clock::is_own`]).
+    fn teach(&self, learned: &mut Clocks, device: &str, arrived: f64, updated: Option<f64>) {
+        let may_teach = !crate::clock::is_own(device, self.me.as_deref());
+        if let Some(updated) = updated
+            && may_teach
+        {
+            learned.learn(device, arrived, updated);
+        }
     }
 
     /// Steps 2 and 3 for a file whose facts are `f`, arrived at `ctime`:
@@ -66,9 +86,7 @@ impl Pass {
         ctime: f64,
         now: f64,
     ) -> Option<State> {
-        if let Some(updated) = f.updated {
-            learned.learn(f.device, ctime, updated);
-        }
+        self.teach(learned, f.device, ctime, f.updated);
         self.shows(f.label)
             .then(|| liveness::state_of(f.times(), ctime, now, self.clock(f.device, now)))
     }
@@ -81,7 +99,7 @@ impl Pass {
         ctime: f64,
         now: f64,
     ) -> Option<State> {
-        learned.learn_record(record, ctime);
+        self.teach(learned, &record.device_id, ctime, record.updated_at);
         self.shows(&record.profile)
             .then(|| liveness::state(record, ctime, now, self.clock(&record.device_id, now)))
     }
