@@ -149,13 +149,18 @@ impl LocalDirs {
 
 impl LocalDirs {
     /// What this device has learned of every device's clock
-    /// (`<state>/clocks.json`). Missing, unreadable or damaged: nothing
-    /// learned yet — every writer is then read with the skew tolerance.
+    /// (`<state>/clocks.json`, one line per device: see
+    /// [`Clocks::to_lines`]). Missing or unreadable: nothing learned yet —
+    /// every writer is then read with the skew tolerance; a damaged line
+    /// costs only its device. A file over the size limit (only an older
+    /// version, which kept every device ever seen, could write one) reads
+    /// as nothing learned, once: what is written back is bounded
+    /// ([`Clocks::prune`]).
     /// Never an estimate of this device's own clock (see
     /// [`crate::clock::is_own`]), whatever an older version wrote.
     pub(crate) fn clocks(&self) -> Clocks {
         let mut clocks = match read_small(&self.state.join("clocks.json"), MAX_CLOCKS_BYTES) {
-            Ok(Some(bytes)) => serde_json::from_slice(&bytes).unwrap_or_default(),
+            Ok(Some(bytes)) => Clocks::from_bytes(&bytes),
             _ => Clocks::default(),
         };
         self.forget_own_clock(&mut clocks);
@@ -178,10 +183,12 @@ impl LocalDirs {
         let mut all = self.clocks();
         all.merge(learned, now);
         self.forget_own_clock(&mut all);
-        let path = self.state.join("clocks.json");
-        let json = serde_json::to_vec(&all)
-            .map_err(|e| Error::io("write clock estimates", &path, io::Error::other(e)))?;
-        write_small(&self.state, "clocks.json", &json, "write clock estimates")
+        write_small(
+            &self.state,
+            "clocks.json",
+            &all.to_lines(),
+            "write clock estimates",
+        )
     }
 }
 
@@ -229,7 +236,8 @@ pub(crate) fn write_small(dir: &Path, name: &str, bytes: &[u8], op: &'static str
     Ok(())
 }
 
-/// The clock estimates of a few hundred devices fit in far less.
+/// What [`crate::clock::MAX_DEVICES`] devices take (about a kilobyte each
+/// at most) fits in far less.
 const MAX_CLOCKS_BYTES: u64 = 4 * 1024 * 1024;
 
 /// A held per-record lock.
@@ -273,6 +281,39 @@ pub fn unix_now() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clocks_json_stays_bounded_and_readable_whatever_ids_a_directory_holds() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dirs = LocalDirs::under(tmp.path());
+        let t = 1_800_000_000.0;
+        // A genuine device 10 min behind, its clock learned.
+        let mut slow = Clocks::default();
+        slow.learn("slow", t, t - 600.0);
+        slow.learn("slow", t + 30.0, t + 30.0 - 600.0);
+        dirs.save_clocks(&slow, t + 30.0).unwrap();
+        // A directory that held 25 000 device ids (a planted crowd, years of
+        // devices), each read once.
+        let mut crowd = Clocks::default();
+        for i in 0..25_000 {
+            crowd.learn(&format!("{i:032x}"), t + 60.0, t + 59.0);
+        }
+        dirs.save_clocks(&crowd, t + 60.0).unwrap();
+        let path = dirs.state.join("clocks.json");
+        let size = fs::metadata(&path).unwrap().len();
+        assert!(size < MAX_CLOCKS_BYTES / 2, "{size} bytes");
+        let known = dirs.clocks();
+        assert!(
+            known.estimate("slow", t + 60.0).is_some(),
+            "the crowd discarded every estimate"
+        );
+        // A damaged line costs only its own device.
+        let mut text = fs::read_to_string(&path).unwrap();
+        text.insert_str(0, "{not json\n");
+        text.push_str("{\"device\": \"cut");
+        fs::write(&path, text).unwrap();
+        assert_eq!(dirs.clocks(), known);
+    }
 
     #[test]
     fn device_id_is_created_once_and_kept() {

@@ -109,7 +109,7 @@ impl Pass {
     /// read judges with what earlier reads learned. A failure to write is
     /// not the reader's: the estimates are learned again on the next read.
     pub(crate) fn end(&self, registry: &Registry, learned: &Clocks, now: f64) {
-        if self.known.learns_from(learned) {
+        if self.known.learns_from(learned, now) {
             let _ = registry.local.save_clocks(learned, now);
         }
     }
@@ -120,7 +120,7 @@ impl Pass {
         let before = std::mem::take(&mut self.known);
         self.known = before.clone();
         self.known.merge(learned, now);
-        if before.learns_from(learned) {
+        if before.learns_from(learned, now) {
             let _ = registry.local.save_clocks(learned, now);
         }
     }
