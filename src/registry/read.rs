@@ -4,7 +4,8 @@
 //! 1. the writers' clocks as this device learned them, loaded once;
 //! 2. every record teaches its writer's clock, whatever its label;
 //! 3. a file of a label shown is judged through its writer's clock
-//!    ([`liveness::state_of`]);
+//!    ([`liveness::state_of`]) — or is ended, if it is a copy of a life this
+//!    device ended ([`EndedHere`]);
 //! 4. what the pass taught is written down once, at its end, and only if it
 //!    says something new (a burst of arrivals alone teaches nothing; see
 //!    clock.rs).
@@ -14,10 +15,11 @@
 
 use crate::clock::Clocks;
 use crate::config::ShowSet;
-use crate::dedupe::Facts;
+use crate::dedupe::{Digest, Facts};
 use crate::liveness::{self, State, WriterClock};
 use crate::record::{Probe, Record};
 use crate::registry::Registry;
+use crate::registry::change::{EndedHere, Own};
 use crate::scan_cache::{FileKey, Lookup};
 use crate::store::{Dir, Names, Raw, ScanReport, SkipReason, Stamp};
 
@@ -31,13 +33,16 @@ pub(crate) struct Pass {
     /// This device's id, if it has one: its records are read on its own
     /// clock and teach nothing (see [`crate::clock::is_own`]).
     me: Option<String>,
+    /// The lives this device ended, by the ledgers of the directories read.
+    ended: EndedHere,
     skew: f64,
     margin: f64,
 }
 
 impl Pass {
-    /// A pass over `registry`'s directories showing the labels of `show`.
-    pub(crate) fn begin(registry: &Registry, show: ShowSet) -> Pass {
+    /// A pass over `registry`'s directories showing the labels of `show`,
+    /// whose ledgers say `owns` (see [`Registry::owns`]).
+    pub(crate) fn begin(registry: &Registry, show: ShowSet, owns: &[Own]) -> Pass {
         let (skew, margin) = registry.tolerance();
         Pass {
             show,
@@ -45,6 +50,7 @@ impl Pass {
             // Read, never created: a device that has published nothing has
             // no records of its own to read.
             me: registry.local.existing_device_id().ok().flatten(),
+            ended: EndedHere::of(owns),
             skew,
             margin,
         }
@@ -61,6 +67,53 @@ impl Pass {
     pub(crate) fn clock(&self, device: &str, now: f64) -> WriterClock {
         self.known
             .writer(device, self.me.as_deref(), now, self.skew, self.margin)
+    }
+
+    /// For a watcher, whose pass outlives a read of the ledgers: the lives
+    /// this device ended are now those of `owns`.
+    pub(crate) fn ledgers(&mut self, owns: &[Own]) {
+        self.ended = EndedHere::of(owns);
+    }
+
+    /// Whether `life` is one this device ended (see [`EndedHere`]): every
+    /// copy of it is then [`State::Ended`], whatever its own times say.
+    pub(crate) fn ended_here(&self, life: Digest) -> bool {
+        self.ended.contains(life)
+    }
+
+    /// The state at `now` of a copy of `life` carrying `times`
+    /// (`[updated_at, expires_at, ended_at]`) from `device`, whose file
+    /// arrived at `ctime`: the one rule every reader judges a file by.
+    pub(crate) fn state(
+        &self,
+        life: Digest,
+        times: [Option<f64>; 3],
+        ctime: f64,
+        now: f64,
+        device: &str,
+    ) -> State {
+        if self.ended_here(life) {
+            return State::Ended;
+        }
+        liveness::state_of(times, ctime, now, self.clock(device, now))
+    }
+
+    /// What the reducer takes of `record`, stored in `file` whose ctime is
+    /// `ctime` (see [`crate::dedupe::describe`]), judged at `now` by
+    /// [`Pass::state`]'s rule.
+    pub(crate) fn describe<T>(
+        &self,
+        record: &Record,
+        file: &str,
+        ctime: f64,
+        now: f64,
+    ) -> (Digest, Digest, crate::dedupe::FileCopy<T>) {
+        let clock = self.clock(&record.device_id, now);
+        let (group, life, mut copy) = crate::dedupe::describe(record, file, ctime, now, clock);
+        if self.ended_here(life) {
+            copy.state = State::Ended;
+        }
+        (group, life, copy)
     }
 
     /// The one gate every clock sample passes: a record of `device` whose
@@ -88,7 +141,7 @@ impl Pass {
     ) -> Option<State> {
         self.teach(learned, f.device, ctime, f.updated);
         self.shows(f.label)
-            .then(|| liveness::state_of(f.times(), ctime, now, self.clock(f.device, now)))
+            .then(|| self.state(f.life, f.times(), ctime, now, f.device))
     }
 
     /// [`judge`](Self::judge) for a record read in full.
@@ -100,8 +153,11 @@ impl Pass {
         now: f64,
     ) -> Option<State> {
         self.teach(learned, &record.device_id, ctime, record.updated_at);
-        self.shows(&record.profile)
-            .then(|| liveness::state(record, ctime, now, self.clock(&record.device_id, now)))
+        self.shows(&record.profile).then(|| {
+            let times = [record.updated_at, record.expires_at, record.ended_at];
+            let life = Digest::life(record.life());
+            self.state(life, times, ctime, now, &record.device_id)
+        })
     }
 
     /// Step 4: writes down what the pass taught, if it says something new.
