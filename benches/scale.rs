@@ -257,7 +257,10 @@ fn signed(body: &str, seed: u8) -> String {
     o.insert("key".into(), b64.encode(public.as_bytes()).into());
     let mut message = b"presence record v1\0".to_vec();
     message.extend(serde_json::to_vec(&*o).unwrap());
-    o.insert("sig".into(), b64.encode(key.sign(&message).to_bytes()).into());
+    o.insert(
+        "sig".into(),
+        b64.encode(key.sign(&message).to_bytes()).into(),
+    );
     serde_json::to_string(&v).unwrap() + "\n"
 }
 
@@ -789,7 +792,11 @@ fn main() {
     generate(&plain.dir(), n_sign);
     let sig_env = Env::new(tmp.path().join("signed"));
     generate_signed(&plain.dir(), &sig_env.dir());
-    assert_eq!(live_count(&plain), live_count(&sig_env), "signing changed the live set");
+    assert_eq!(
+        live_count(&plain),
+        live_count(&sig_env),
+        "signing changed the live set"
+    );
     let off = |env: &Env| {
         let mut c = env.presence(&["list", "--json"]);
         c.env("PRESENCE_SCAN_CACHE", "off");

@@ -96,6 +96,30 @@ pub(crate) struct Policy {
     pub gc_after: f64,
 }
 
+/// How [`decide`] reads a file: through its writer's clock, and whether it
+/// is a copy of a life this device ended (by its ledgers: see
+/// `registry::change::EndedHere`), which is then ended whatever its times.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reading {
+    pub clock: WriterClock,
+    pub ended_here: bool,
+}
+
+impl From<WriterClock> for Reading {
+    fn from(clock: WriterClock) -> Self {
+        Reading {
+            clock,
+            ended_here: false,
+        }
+    }
+}
+
+impl From<f64> for Reading {
+    fn from(skew: f64) -> Self {
+        WriterClock::from(skew).into()
+    }
+}
+
 /// When a record stopped being live, on this machine's clock, and never
 /// before it last arrived here: a tombstone or a record without `expires_at`
 /// when it arrived; otherwise its deadline (see [`liveness::deadline`]), or
@@ -122,21 +146,38 @@ pub(crate) fn decide(
     policy: Policy,
     now: f64,
     owner_alive: impl Fn(&Entry) -> bool,
-    writer: impl Fn(&Entry) -> WriterClock,
+    reading: impl Fn(&Entry) -> Reading,
 ) -> Vec<Garbage> {
     let device = &|e: &Entry| e.kind == NameKind::Record && mine(e);
-    let state = |e: &Entry| liveness::state(&e.record, e.ctime, now, writer(e));
+    let writer = |e: &Entry| reading(e).clock;
+    let state = |e: &Entry| match reading(e) {
+        Reading {
+            ended_here: true, ..
+        } => State::Ended,
+        Reading { clock, .. } => liveness::state(&e.record, e.ctime, now, clock),
+    };
     let mut reducer = dedupe::Reducer::new(true);
     let mut out = Vec::new();
     for (i, e) in entries.iter().enumerate() {
-        if e.verdict.counts() {
-            reducer.add_record(&e.record, &e.file, e.ctime, (now, writer(e)), i);
-        } else if now - e.ctime > policy.gc_after {
-            // A forged file speaks for nobody: it ends, hides and keeps
-            // nothing, and its own times are not to be believed. Its
-            // writer's rewrites would keep its ctime recent; this one has
-            // stayed as it is for `gc_after`.
-            out.push(garbage(e, Reason::Forged, device));
+        if !e.verdict.counts() {
+            if now - e.ctime > policy.gc_after {
+                // A forged file speaks for nobody: it ends, hides and keeps
+                // nothing, and its own times are not to be believed. Its
+                // writer's rewrites would keep its ctime recent; this one
+                // has stayed as it is for `gc_after`.
+                out.push(garbage(e, Reason::Forged, device));
+            }
+            continue;
+        }
+        let r = reading(e);
+        if r.ended_here {
+            let (group, life, mut copy) =
+                dedupe::describe(&e.record, &e.file, e.ctime, now, r.clock);
+            copy.state = State::Ended;
+            copy.item = Some(i);
+            reducer.add(group, life, copy);
+        } else {
+            reducer.add_record(&e.record, &e.file, e.ctime, (now, r.clock), i);
         }
     }
     let mut winners = Vec::new();
@@ -179,8 +220,11 @@ pub(crate) fn decide(
                 keep_winner = true;
             }
         }
+        // A winner that is itself a live-looking copy of a life this device
+        // ended is no tombstone to keep: it goes with the rest.
+        let ended_here = |i: usize| reading(&entries[i]).ended_here;
         if let Some(i) = group.winner.item
-            && !keep_winner
+            && (!keep_winner || ended_here(i))
         {
             winners.push(i);
         }
@@ -188,7 +232,11 @@ pub(crate) fn decide(
     for i in winners {
         let e = &entries[i];
         let st = state(e);
-        let reason = if matches!(e.kind, NameKind::ConflictCopy(_)) && st != State::Live {
+        let reason = if st == State::Ended && e.record.ended_at.is_none() {
+            // A live-looking copy of a life this device ended, with no
+            // tombstone left beside it: it goes at once.
+            Some(Reason::EndedLife)
+        } else if matches!(e.kind, NameKind::ConflictCopy(_)) && st != State::Live {
             Some(Reason::ConflictExpired)
         } else {
             judge(e, st, device, (policy, writer(e)), now, &owner_alive)
@@ -514,6 +562,38 @@ mod tests {
         assert_eq!(
             store::classify("o.c 2.json"),
             NameKind::ConflictCopy(Engine::ICloud)
+        );
+    }
+
+    #[test]
+    fn a_live_looking_copy_of_a_life_this_device_ended_goes_at_once() {
+        // Its tombstone collected already: only this device's ledger says
+        // the life ended, and every copy of it goes, conflict copy or not.
+        let entries = vec![
+            entry("o.a.json", "other", NOW - 5.0, NOW - 5.0),
+            {
+                let mut e = entry("o.a 2.json", "other", NOW - 4.0, NOW - 4.0);
+                e.record.session_id = "a".into();
+                e
+            },
+            entry("o.b.json", "other", NOW - 5.0, NOW - 5.0),
+        ];
+        let reading = |e: &Entry| Reading {
+            clock: POLICY.skew.into(),
+            ended_here: e.record.session_id == "a",
+        };
+        let mut g: Vec<(String, Reason)> =
+            decide(&entries, &[], |_| false, POLICY, NOW, |_| false, reading)
+                .into_iter()
+                .map(|g| (g.file, g.reason))
+                .collect();
+        g.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            g,
+            [
+                ("o.a 2.json".to_string(), Reason::EndedLife),
+                ("o.a.json".to_string(), Reason::EndedLife),
+            ]
         );
     }
 

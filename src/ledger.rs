@@ -83,6 +83,62 @@ pub(crate) struct Entry {
     /// changed while keeping the life's ids.
     #[serde(default)]
     pub record: Option<Record>,
+    /// Earlier lives at this file name that this device ended, kept while a
+    /// copy of them could still come up (see [`Entry::needs`]): a new life
+    /// of the session replaces the entry, not the end of the old one.
+    #[serde(default)]
+    pub ended_before: Vec<Ended>,
+}
+
+/// A life this device ended, and when.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Ended {
+    pub life: Life,
+    pub ended_at: f64,
+}
+
+/// The most earlier ended lives an entry keeps (each a few hundred bytes;
+/// the entry must stay under [`MAX_ENTRY`]).
+pub(crate) const MAX_ENDED_BEFORE: usize = 16;
+
+/// How long after its end this device remembers an ended life: as long as
+/// a copy of it could still show up live anywhere, or lie in a directory to
+/// be judged. A copy written before the end claims at most a ttl
+/// ([`crate::limits::MAX_TTL`], the longest honoured) past it, read with the
+/// skew tolerance by a device that does not know this one's clock; and a
+/// dead copy may stay in a directory `gc_after` longer before any device's
+/// `expire` deletes it.
+pub(crate) fn ended_horizon(skew: f64, gc_after: f64) -> f64 {
+    crate::limits::secs(crate::limits::MAX_TTL) + gc_after + skew
+}
+
+impl Entry {
+    /// The lives of this entry this device ended: its own if it did, and
+    /// the earlier ones it keeps.
+    pub fn ended(&self) -> impl Iterator<Item = &Life> {
+        self.ended_at
+            .map(|_| &self.life)
+            .into_iter()
+            .chain(self.ended_before.iter().map(|e| &e.life))
+    }
+
+    /// Whether this device must still remember this entry at `now`, its
+    /// file being gone: an ended life until [`ended_horizon`] after its
+    /// end; a life still going until its record's `expires_at` (with the
+    /// skew tolerance) has passed, so that a file only briefly absent (a
+    /// sync engine deleting and re-creating it) keeps its owner.
+    pub fn needs(&self, now: f64, skew: f64, gc_after: f64) -> bool {
+        let horizon = ended_horizon(skew, gc_after);
+        let own = match (self.ended_at, self.record.as_ref()) {
+            (Some(ended), _) => now <= ended + horizon,
+            (None, Some(r)) => r.expires_at.is_some_and(|x| now <= x + skew),
+            (None, None) => false,
+        };
+        own || self
+            .ended_before
+            .iter()
+            .any(|e| now <= e.ended_at + horizon)
+    }
 }
 
 impl PartialEq for Entry {
@@ -94,6 +150,7 @@ impl PartialEq for Entry {
             && self.pid == other.pid
             && self.owner_start == other.owner_start
             && self.record == other.record
+            && self.ended_before == other.ended_before
     }
 }
 
@@ -132,8 +189,17 @@ impl Ledger {
     /// Writes `entry` atomically, replacing any entry for the same file.
     pub fn put(&self, entry: &Entry) -> Result<()> {
         let path = self.path("write ledger entry", &entry.file)?;
+        let earlier = entry
+            .ended_before
+            .iter()
+            .flat_map(|e| [e.life.started_at, Some(e.ended_at)]);
         let times = [entry.life.started_at, entry.ended_at];
-        if times.into_iter().flatten().any(|t| !t.is_finite()) {
+        if times
+            .into_iter()
+            .chain(earlier)
+            .flatten()
+            .any(|t| !t.is_finite())
+        {
             // JSON has no NaN or infinity: it would be written as null and
             // come back as a different life.
             return Err(invalid("write ledger entry", &path, "a time is not finite"));
@@ -231,6 +297,7 @@ mod tests {
             pid: 42,
             owner_start: Some(7),
             record: None,
+            ended_before: Vec::new(),
         }
     }
 

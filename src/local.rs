@@ -210,12 +210,28 @@ impl LocalDirs {
 
 impl LocalDirs {
     /// What this device has learned of every device's clock
-    /// (`<state>/clocks.json`). Missing, unreadable or damaged: nothing
-    /// learned yet — every writer is then read with the skew tolerance.
+    /// (`<state>/clocks.json`, one line per device: see
+    /// [`Clocks::to_lines`]). Missing or unreadable: nothing learned yet —
+    /// every writer is then read with the skew tolerance; a damaged line
+    /// costs only its device. A file over the size limit (only an older
+    /// version, which kept every device ever seen, could write one) reads
+    /// as nothing learned, once: what is written back is bounded
+    /// ([`Clocks::prune`]).
+    /// Never an estimate of this device's own clock (see
+    /// [`crate::clock::is_own`]), whatever an older version wrote.
     pub(crate) fn clocks(&self) -> Clocks {
-        match read_small(&self.state.join("clocks.json"), MAX_CLOCKS_BYTES) {
-            Ok(Some(bytes)) => serde_json::from_slice(&bytes).unwrap_or_default(),
+        let mut clocks = match read_small(&self.state.join("clocks.json"), MAX_CLOCKS_BYTES) {
+            Ok(Some(bytes)) => Clocks::from_bytes(&bytes),
             _ => Clocks::default(),
+        };
+        self.forget_own_clock(&mut clocks);
+        clocks
+    }
+
+    /// Drops what `clocks` holds of this device's own id, if it has one.
+    fn forget_own_clock(&self, clocks: &mut Clocks) {
+        if let Ok(Some(me)) = self.existing_device_id() {
+            clocks.forget(&me);
         }
     }
 
@@ -227,10 +243,13 @@ impl LocalDirs {
         let _lock = flock(&self.state.join("clocks.lock"))?;
         let mut all = self.clocks();
         all.merge(learned, now);
-        let path = self.state.join("clocks.json");
-        let json = serde_json::to_vec(&all)
-            .map_err(|e| Error::io("write clock estimates", &path, io::Error::other(e)))?;
-        write_small(&self.state, "clocks.json", &json, "write clock estimates")
+        self.forget_own_clock(&mut all);
+        write_small(
+            &self.state,
+            "clocks.json",
+            &all.to_lines(),
+            "write clock estimates",
+        )
     }
 }
 
@@ -331,7 +350,8 @@ pub(crate) fn write_small(dir: &Path, name: &str, bytes: &[u8], op: &'static str
     Ok(())
 }
 
-/// The clock estimates of a few hundred devices fit in far less.
+/// What [`crate::clock::MAX_DEVICES`] devices take (about a kilobyte each
+/// at most) fits in far less.
 const MAX_CLOCKS_BYTES: u64 = 4 * 1024 * 1024;
 
 /// A held per-record lock.
@@ -375,6 +395,39 @@ pub fn unix_now() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clocks_json_stays_bounded_and_readable_whatever_ids_a_directory_holds() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dirs = LocalDirs::under(tmp.path());
+        let t = 1_800_000_000.0;
+        // A genuine device 10 min behind, its clock learned.
+        let mut slow = Clocks::default();
+        slow.learn("slow", t, t - 600.0);
+        slow.learn("slow", t + 30.0, t + 30.0 - 600.0);
+        dirs.save_clocks(&slow, t + 30.0).unwrap();
+        // A directory that held 25 000 device ids (a planted crowd, years of
+        // devices), each read once.
+        let mut crowd = Clocks::default();
+        for i in 0..25_000 {
+            crowd.learn(&format!("{i:032x}"), t + 60.0, t + 59.0);
+        }
+        dirs.save_clocks(&crowd, t + 60.0).unwrap();
+        let path = dirs.state.join("clocks.json");
+        let size = fs::metadata(&path).unwrap().len();
+        assert!(size < MAX_CLOCKS_BYTES / 2, "{size} bytes");
+        let known = dirs.clocks();
+        assert!(
+            known.estimate("slow", t + 60.0).is_some(),
+            "the crowd discarded every estimate"
+        );
+        // A damaged line costs only its own device.
+        let mut text = fs::read_to_string(&path).unwrap();
+        text.insert_str(0, "{not json\n");
+        text.push_str("{\"device\": \"cut");
+        fs::write(&path, text).unwrap();
+        assert_eq!(dirs.clocks(), known);
+    }
 
     #[test]
     fn device_id_is_created_once_and_kept() {

@@ -8,10 +8,13 @@
 //! decide, and carry the decision out only if the file is still the version
 //! that was read ([`Dir::replace_if_unchanged`], [`Dir::remove_if_unchanged`]).
 //! The ledger is written first, so a crash between the two leaves at worst
-//! a ledger entry whose file holds something else (harmless: nothing acts on
-//! a file that does not hold the ledger's life), never a record of ours the
-//! ledger does not know.
+//! a ledger entry whose file holds something else (nothing acts on a file
+//! that does not hold the ledger's life, though a clear cut short this way
+//! ends its life in this device's listings, as it meant to, and the next
+//! `refresh` writes the tombstone), never a record of ours the ledger does
+//! not know. A write that fails puts the ledger entry back.
 
+use crate::dedupe::{ByDigest, Digest};
 use crate::error::Result;
 use crate::ledger::{self, Ledger};
 use crate::record::Record;
@@ -120,16 +123,43 @@ pub(crate) enum Done {
     Raced,
 }
 
-/// The ledger entry for a record this device writes.
-fn ledger_entry(file: &str, r: &Record) -> ledger::Entry {
+/// The ledger entry for a record this device writes, over `before`, the
+/// entry it replaces: the lives this device ended at this file name stay in
+/// it (`ended_before`) while a copy of them could still come up — those
+/// ended more than `horizon` ago (see [`ledger::ended_horizon`]) before this
+/// write, and beyond the newest [`ledger::MAX_ENDED_BEFORE`], are forgotten.
+fn ledger_entry(
+    file: &str,
+    r: &Record,
+    before: Option<&ledger::Entry>,
+    horizon: f64,
+) -> ledger::Entry {
+    let life = ledger::Life::of(r);
+    let mut ended_before: Vec<ledger::Ended> = Vec::new();
+    if let Some(m) = before {
+        ended_before.extend(m.ended_before.iter().cloned());
+        if let Some(ended_at) = m.ended_at
+            && m.life != life
+        {
+            ended_before.push(ledger::Ended {
+                life: m.life.clone(),
+                ended_at,
+            });
+        }
+    }
+    let now = r.updated_at.unwrap_or(f64::NEG_INFINITY);
+    ended_before.retain(|e| e.life != life && now <= e.ended_at + horizon);
+    ended_before.sort_by(|a, b| b.ended_at.total_cmp(&a.ended_at));
+    ended_before.truncate(ledger::MAX_ENDED_BEFORE);
     ledger::Entry {
         file: file.to_owned(),
-        life: ledger::Life::of(r),
+        life,
         label: r.profile.clone(),
         ended_at: r.ended_at,
         pid: r.pid,
         owner_start: r.owner_start,
         record: Some(r.clone()),
+        ended_before,
     }
 }
 
@@ -173,10 +203,14 @@ impl Registry {
                 // (a record written before this device had a key moves to
                 // the key's id at its next write).
                 crate::identity::sign(&mut record, &self.device_key()?.key);
-                let entry = ledger_entry(file, &record);
+                let (skew, gc_after) = (
+                    self.profile.skew.as_secs_f64(),
+                    self.profile.gc_after.as_secs_f64(),
+                );
+                let horizon = ledger::ended_horizon(skew, gc_after);
+                let entry = ledger_entry(file, &record, current.mine.as_ref(), horizon);
                 if let Some(m) = &current.mine
-                    && m.life == entry.life
-                    && m.ended_at.is_some()
+                    && m.ended().any(|life| *life == entry.life)
                     && record.ended_at.is_none()
                 {
                     // The one guarantee every writer relies on: a life this
@@ -184,10 +218,21 @@ impl Registry {
                     return Ok((Done::Left, out));
                 }
                 ledger.put(&entry)?;
-                if dir.replace_if_unchanged(file, current.stamp, &record.to_json())? {
-                    Done::Written
-                } else {
-                    Done::Raced
+                match dir.replace_if_unchanged(file, current.stamp, &record.to_json()) {
+                    Ok(true) => Done::Written,
+                    Ok(false) => Done::Raced,
+                    Err(e) => {
+                        // The write failed (a read-only directory, a full
+                        // disk): the ledger goes back to what the file
+                        // holds, so that a clear that failed ends nothing
+                        // here either (the ledger's ended lives are ended
+                        // in every listing).
+                        let _ = match &current.mine {
+                            Some(m) => ledger.put(m),
+                            None => ledger.remove(file),
+                        };
+                        return Err(e);
+                    }
                 }
             }
             Change::Forget if current.stamp.is_none() => {
@@ -200,7 +245,14 @@ impl Registry {
                     return Ok((Done::Raced, out));
                 };
                 if dir.remove_if_unchanged(file, stamp)? {
-                    if current.holds_mine() {
+                    // An ended life stays in the ledger after its tombstone
+                    // goes, as long as a late copy of it could come up (see
+                    // `ledger::Entry::needs`): `expire` forgets it then.
+                    let ended = current
+                        .mine
+                        .as_ref()
+                        .is_some_and(|m| m.ended().next().is_some());
+                    if current.holds_mine() && !ended {
                         ledger.remove(file)?;
                     }
                     Done::Removed
@@ -236,6 +288,46 @@ impl Own {
     }
 }
 
+/// The lives this device ended, by the ledgers of every directory a profile
+/// reads. A copy of one of them is ended in every reader of this device,
+/// whatever its own times say and whichever directory holds it, even once
+/// every tombstone of it is gone: a late copy (a conflict copy of the
+/// record as it was before the clear, a copy in another directory) never
+/// shows it live again here, and `expire` deletes such copies.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct EndedHere(ByDigest<()>);
+
+impl EndedHere {
+    /// The ended lives of `owns` (the ledgers of a profile's directories),
+    /// for this device `me`. Each is ended as this device's (signed) and as
+    /// an unsigned author's: a copy an older version of this device wrote
+    /// before it signed is unsigned, and an unsigned copy with this
+    /// device's life ids is that or a forgery — ended either way.
+    pub fn of(owns: &[Own], me: Option<&str>) -> EndedHere {
+        let authors: Vec<&str> = std::iter::once("")
+            .chain(me.map(crate::record::author).filter(|a| !a.is_empty()))
+            .collect();
+        let lives = owns
+            .iter()
+            .flat_map(|own| own.0.values())
+            .flat_map(ledger::Entry::ended)
+            .flat_map(|l| {
+                authors.iter().map(move |author| {
+                    (
+                        Digest::life(author, (&l.instance_id, &l.session_id, l.started_at)),
+                        (),
+                    )
+                })
+            });
+        EndedHere(lives.collect())
+    }
+
+    /// Whether this device ended `life`.
+    pub fn contains(&self, life: Digest) -> bool {
+        !self.0.is_empty() && self.0.contains_key(&life)
+    }
+}
+
 impl Registry {
     /// What the ledger says this device published in `dir`. For reading
     /// (list, watch, expire): a ledger that cannot be read counts as empty
@@ -250,5 +342,65 @@ impl Registry {
             .into_iter()
             .map(|e| (e.file.clone(), e))
             .collect()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ledger::Life;
+    use crate::registry::ListOptions;
+    use crate::registry::refresh::tests::{T, fixture, req};
+
+    #[test]
+    fn a_new_life_of_a_session_keeps_the_end_of_the_old_one() {
+        let f = fixture();
+        let first = f.reg.publish(&req("s", None), T).unwrap();
+        f.reg.clear(Some("s"), None, T + 1.0).unwrap();
+        // The session runs again: a new life in the same file, whose
+        // ledger entry replaces the old one's.
+        let second = f.reg.publish(&req("s", None), T + 2.0).unwrap();
+        assert_eq!(first.path, second.path);
+        let file = first.path.file_name().unwrap().to_str().unwrap();
+        let dir = f.reg.dir.open().unwrap();
+        let m = f.reg.ledger(&dir).get(file).unwrap().unwrap();
+        let ended: Vec<&Life> = m.ended_before.iter().map(|e| &e.life).collect();
+        assert_eq!(ended, [&Life::of(&first.record)]);
+        // The new life ends too, and a late copy of the first arrives (a
+        // conflict copy of the record as it was before its clear): with no
+        // tombstone of its life left in the directory, only the ledger says
+        // it ended.
+        f.reg.clear(Some("s"), None, T + 3.0).unwrap();
+        let stem = file.strip_suffix(".json").unwrap();
+        let copy = format!("{stem}.sync-conflict-20260101-000000-ABCDEFG.json");
+        let path = first.path.with_file_name(&copy);
+        std::fs::write(&path, first.record.to_json()).unwrap();
+        let rows = f.reg.list(ListOptions::default(), T + 4.0).unwrap().rows;
+        assert!(rows.is_empty(), "{rows:#?}");
+        // `expire` deletes the copy (a conflict copy that lost to the
+        // tombstone of the new life).
+        let out = f.reg.expire(T + 4.0, false).unwrap();
+        let removed: Vec<&str> = out.removed.iter().map(|g| g.file.as_str()).collect();
+        assert_eq!(removed, [copy.as_str()]);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn ended_lives_are_forgotten_past_their_horizon() {
+        let f = fixture();
+        let p = f.reg.publish(&req("s", None), T).unwrap();
+        let file = p.path.file_name().unwrap().to_str().unwrap();
+        f.reg.clear(Some("s"), None, T + 1.0).unwrap();
+        f.reg.publish(&req("s", None), T + 2.0).unwrap();
+        let (skew, gc) = (300.0, 3600.0);
+        let horizon = crate::ledger::ended_horizon(skew, gc);
+        // Another write long after: the old end is no longer carried.
+        f.reg
+            .clear(Some("s"), None, T + 1.0 + horizon + 1.0)
+            .unwrap();
+        let dir = f.reg.dir.open().unwrap();
+        let m = f.reg.ledger(&dir).get(file).unwrap().unwrap();
+        assert!(m.ended_before.is_empty(), "{m:#?}");
+        assert!(m.needs(m.ended_at.unwrap() + horizon, skew, gc));
+        assert!(!m.needs(m.ended_at.unwrap() + horizon + 1.0, skew, gc));
     }
 }

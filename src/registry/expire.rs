@@ -7,12 +7,12 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use crate::config::ShowSet;
+use crate::dedupe::Digest;
 use crate::error::Result;
-use crate::expire::{Garbage, Policy, decide};
-use crate::limits;
+use crate::expire::{Garbage, Policy, Reading, decide};
 use crate::owner::{self, OwnerState};
 use crate::registry::Registry;
-use crate::registry::change::{Change, Done};
+use crate::registry::change::{Change, Done, Own};
 use crate::registry::read::Pass;
 use crate::store::Entry;
 
@@ -35,22 +35,24 @@ impl Registry {
     /// reports. A directory is opened once, so one whose path became a
     /// symlink is an error ([`crate::error::Error::DirectoryReplaced`]) and
     /// nothing more is deleted.
+    ///
+    /// The lives this device ended, by the ledgers of every directory, are
+    /// ended in each of them: a copy of one is deleted wherever it lies.
     pub fn expire(&self, now: f64, dry_run: bool) -> Result<ExpireOutcome> {
         let mut out = ExpireOutcome::default();
         for at in 0..self.dirs.len() {
-            self.expire_dir(at, now, dry_run, &mut out)?;
+            self.refuse_dir(at)?;
+        }
+        let dirs = self.open_dirs()?;
+        let owns = self.owns(&dirs)?;
+        for (at, dir) in dirs.iter().enumerate() {
+            self.expire_dir(at, dir, &owns, now, dry_run, &mut out)?;
         }
         Ok(out)
     }
 
-    /// [`expire`](Self::expire) of the profile's `at`-th directory.
-    fn expire_dir(
-        &self,
-        at: usize,
-        now: f64,
-        dry_run: bool,
-        out: &mut ExpireOutcome,
-    ) -> Result<()> {
+    /// An error if the profile's `at`-th directory is one never to expire.
+    fn refuse_dir(&self, at: usize) -> Result<()> {
         let path = self.read_dir(at);
         // The resolver refuses these already; a Profile built by hand is
         // checked here, before anything is deleted.
@@ -67,15 +69,30 @@ impl Registry {
             }
             .into());
         }
+        Ok(())
+    }
+
+    /// [`expire`](Self::expire) of `dir`, the profile's `at`-th directory;
+    /// `owns` are the ledgers of all of them.
+    fn expire_dir(
+        &self,
+        at: usize,
+        dir: &crate::store::Dir,
+        owns: &[Own],
+        now: f64,
+        dry_run: bool,
+        out: &mut ExpireOutcome,
+    ) -> Result<()> {
+        let path = self.read_dir(at);
         // In Hermes' own directory, Hermes removes what it wrote.
         let expires_others = match at {
             0 => self.profile.expires_others,
             _ => crate::config::expires_others_in(path, &self.local.home),
         };
         let shown = (self.dirs.len() > 1).then(|| path.to_path_buf());
-        let dir = self.dirs[at].open()?;
         let scan = dir.scan()?;
-        let own = self.own(&dir)?;
+        let no_ledger = Own::default();
+        let own = owns.get(at).unwrap_or(&no_ledger);
         let mine = |e: &Entry| own.is_mine(&e.file, e.kind, &e.record);
         let policy = Policy {
             skew: self.profile.skew.as_secs_f64(),
@@ -92,12 +109,15 @@ impl Registry {
         // Each writer's times are read through its learned clock (see
         // clock.rs); what this scan teaches is kept for the next reader.
         // Garbage belongs to no one: every label is judged.
-        let pass = Pass::begin(self, ShowSet::All);
+        let pass = Pass::begin(self, ShowSet::All, owns);
         let mut learned = crate::clock::Clocks::default();
         for e in &scan.entries {
             pass.judge_record(&mut learned, &e, now);
         }
-        let writer = |e: &Entry| pass.clock(&e.record.device_id, now);
+        let reading = |e: &Entry| Reading {
+            clock: pass.clock(&e.record.device_id, now),
+            ended_here: pass.ended_here(Digest::life(e.record.author(), e.record.life())),
+        };
         let plan = decide(
             &scan.entries,
             &scan.temps,
@@ -105,7 +125,7 @@ impl Registry {
             policy,
             now,
             owner_alive,
-            writer,
+            reading,
         );
         pass.end(self, &learned, now);
         let total = scan.entries.len() + scan.temps.len();
@@ -123,7 +143,7 @@ impl Registry {
                 true
             } else if g.own {
                 // Ours: under the lock, only if it is still the version judged.
-                let (done, ()) = self.change(&dir, &g.file, |cur| {
+                let (done, ()) = self.change(dir, &g.file, |cur| {
                     let same = cur.stamp == Some(g.stamp) && cur.holds_written();
                     Ok((if same { Change::Remove } else { Change::Leave }, ()))
                 })?;
@@ -141,19 +161,12 @@ impl Registry {
         if !dry_run {
             // Forget lives whose file is gone (deleted here or by another
             // device's expire), so the ledger does not grow forever — but
-            // only once no copy of them can be live anywhere: a file only
-            // briefly absent (a sync engine deleting and re-creating it)
-            // must not lose its owner, and an ended life is remembered as
-            // long as a late copy of it could show up live.
-            let horizon = limits::secs(limits::MAX_TTL) + policy.skew;
+            // only once no copy of them can be live anywhere (see
+            // `ledger::Entry::needs`).
             for (file, m) in own.files() {
-                let done_with = match (m.ended_at, m.record.as_ref()) {
-                    (Some(ended), _) => now > ended + horizon,
-                    (None, Some(r)) => r.expires_at.is_none_or(|x| now > x + policy.skew),
-                    (None, None) => true,
-                };
-                if done_with && matches!(dir.stamp(file), Ok(None)) {
-                    self.change(&dir, file, |_| Ok((Change::Forget, ())))?;
+                let needed = m.needs(now, policy.skew, policy.gc_after);
+                if !needed && matches!(dir.stamp(file), Ok(None)) {
+                    self.change(dir, file, |_| Ok((Change::Forget, ())))?;
                 }
             }
         }

@@ -62,7 +62,7 @@ impl Registry {
     ) -> Result<(bool, Vec<Skipped>)> {
         let dirs = self.open_dirs()?;
         let owns = self.owns(&dirs)?;
-        let pass = Pass::begin(self, self.show_set(opts.all_profiles));
+        let pass = Pass::begin(self, self.show_set(opts.all_profiles), &owns);
         // Each file is probed for the few fields dedupe and liveness need
         // and becomes a 48-byte slot; only a file that may be listed keeps
         // its bytes, in its thread's buffer. The groups are then decided by
@@ -299,9 +299,8 @@ impl Registry {
             if scan_cache::FileKey::of(&entry.stamp) != scan_cache::FileKey::of(&l.stamp) {
                 // Rewritten since it was judged (a refresh): listed as it is
                 // now if it is still a copy of that life and listable itself.
-                let clock = pass.clock(&entry.record.device_id, now);
                 let (group, life, copy) =
-                    dedupe::describe::<()>(&entry.record, l.file, entry.ctime, now, clock);
+                    pass.describe::<()>(&entry.record, l.file, entry.ctime, now);
                 // A new life of the session (restarted) speaks for the
                 // group as well as the old one did.
                 if group != l.group || !(opts.include_expired || copy.state == State::Live) {
@@ -366,7 +365,7 @@ impl Registry {
     fn list_all(&self, opts: ListOptions, now: f64) -> Result<Listing> {
         let dirs = self.open_dirs()?;
         let owns = self.owns(&dirs)?;
-        let pass = Pass::begin(self, self.show_set(opts.all_profiles));
+        let pass = Pass::begin(self, self.show_set(opts.all_profiles), &owns);
         let mut learned = Clocks::default();
         let mut entries = Vec::new();
         let mut all_exist = true;
@@ -414,8 +413,7 @@ impl Registry {
                 }
                 continue;
             }
-            let clock = pass.clock(&e.record.device_id, now);
-            let (key, life, mut copy) = dedupe::describe(&e.record, &e.file, e.ctime, now, clock);
+            let (key, life, mut copy) = pass.describe(&e.record, &e.file, e.ctime, now);
             copy.dir = at;
             copy.item = Some(e);
             reducer.add(key, life, copy);

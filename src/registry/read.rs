@@ -4,7 +4,8 @@
 //! 1. the writers' clocks as this device learned them, loaded once;
 //! 2. every record teaches its writer's clock, whatever its label;
 //! 3. a file of a label shown is judged through its writer's clock
-//!    ([`liveness::state_of`]);
+//!    ([`liveness::state_of`]) — or is ended, if it is a copy of a life this
+//!    device ended ([`EndedHere`]);
 //! 4. what the pass taught is written down once, at its end, and only if it
 //!    says something new (a burst of arrivals alone teaches nothing; see
 //!    clock.rs).
@@ -14,10 +15,12 @@
 
 use crate::clock::Clocks;
 use crate::config::ShowSet;
-use crate::dedupe::Facts;
+use crate::dedupe::{Digest, Facts};
+use crate::identity::Verdict;
 use crate::liveness::{self, State, WriterClock};
-use crate::record::Probe;
+use crate::record::{Probe, Record};
 use crate::registry::Registry;
+use crate::registry::change::{EndedHere, Own};
 use crate::scan_cache::{FileKey, Lookup};
 use crate::store::{Dir, Entry, Names, Raw, ScanReport, SkipReason, Stamp};
 
@@ -28,17 +31,28 @@ pub(crate) struct Pass {
     show: ShowSet,
     /// The clocks as known when the pass began (or its last batch ended).
     known: Clocks,
+    /// This device's id, if it has one: its records are read on its own
+    /// clock and teach nothing (see [`crate::clock::is_own`]).
+    me: Option<String>,
+    /// The lives this device ended, by the ledgers of the directories read.
+    ended: EndedHere,
     skew: f64,
     margin: f64,
 }
 
 impl Pass {
-    /// A pass over `registry`'s directories showing the labels of `show`.
-    pub(crate) fn begin(registry: &Registry, show: ShowSet) -> Pass {
+    /// A pass over `registry`'s directories showing the labels of `show`,
+    /// whose ledgers say `owns` (see [`Registry::owns`]).
+    pub(crate) fn begin(registry: &Registry, show: ShowSet, owns: &[Own]) -> Pass {
         let (skew, margin) = registry.tolerance();
+        // Read, never created: a device that has published nothing has no
+        // records of its own to read.
+        let me = registry.local.existing_device_id().ok().flatten();
         Pass {
             show,
             known: registry.local.clocks(),
+            ended: EndedHere::of(owns, me.as_deref()),
+            me,
             skew,
             margin,
         }
@@ -53,7 +67,75 @@ impl Pass {
     /// through its learned clock offset, or with the skew tolerance for a
     /// device not known yet.
     pub(crate) fn clock(&self, device: &str, now: f64) -> WriterClock {
-        self.known.writer(device, now, self.skew, self.margin)
+        self.known
+            .writer(device, self.me.as_deref(), now, self.skew, self.margin)
+    }
+
+    /// For a watcher, whose pass outlives a read of the ledgers: the lives
+    /// this device ended are now those of `owns`.
+    pub(crate) fn ledgers(&mut self, owns: &[Own]) {
+        self.ended = EndedHere::of(owns, self.me.as_deref());
+    }
+
+    /// Whether `life` is one this device ended (see [`EndedHere`]): every
+    /// copy of it is then [`State::Ended`], whatever its own times say.
+    pub(crate) fn ended_here(&self, life: Digest) -> bool {
+        self.ended.contains(life)
+    }
+
+    /// The state at `now` of a copy of `life` carrying `times`
+    /// (`[updated_at, expires_at, ended_at]`) from `device`, whose file
+    /// arrived at `ctime`: the one rule every reader judges a file by.
+    pub(crate) fn state(
+        &self,
+        life: Digest,
+        times: [Option<f64>; 3],
+        ctime: f64,
+        now: f64,
+        device: &str,
+    ) -> State {
+        if self.ended_here(life) {
+            return State::Ended;
+        }
+        liveness::state_of(times, ctime, now, self.clock(device, now))
+    }
+
+    /// What the reducer takes of `record`, stored in `file` whose ctime is
+    /// `ctime` (see [`crate::dedupe::describe`]), judged at `now` by
+    /// [`Pass::state`]'s rule.
+    pub(crate) fn describe<T>(
+        &self,
+        record: &Record,
+        file: &str,
+        ctime: f64,
+        now: f64,
+    ) -> (Digest, Digest, crate::dedupe::FileCopy<T>) {
+        let clock = self.clock(&record.device_id, now);
+        let (group, life, mut copy) = crate::dedupe::describe(record, file, ctime, now, clock);
+        if self.ended_here(life) {
+            copy.state = State::Ended;
+        }
+        (group, life, copy)
+    }
+
+    /// The one gate every clock sample passes: a record of `device` whose
+    /// file arrived at `arrived` teaches `learned` its writer's clock only
+    /// if it may. This device's own id never does (see
+    /// [`crate::clock::is_own`]), and a forged record never does: a device
+    /// is clocked only by records that speak for it ([`crate::identity`]).
+    fn teach(
+        &self,
+        learned: &mut Clocks,
+        (device, verdict): (&str, Verdict),
+        arrived: f64,
+        updated: Option<f64>,
+    ) {
+        let may_teach = verdict.counts() && !crate::clock::is_own(device, self.me.as_deref());
+        if let Some(updated) = updated
+            && may_teach
+        {
+            learned.learn(device, arrived, updated);
+        }
     }
 
     /// Steps 2 and 3 for a file whose facts are `f`, arrived at `ctime`:
@@ -71,11 +153,9 @@ impl Pass {
         if !f.verdict.counts() {
             return None;
         }
-        if let Some(updated) = f.updated {
-            learned.learn(f.device, ctime, updated);
-        }
+        self.teach(learned, (f.device, f.verdict), ctime, f.updated);
         self.shows(f.label)
-            .then(|| liveness::state_of(f.times(), ctime, now, self.clock(f.device, now)))
+            .then(|| self.state(f.life, f.times(), ctime, now, f.device))
     }
 
     /// [`judge`](Self::judge) for a record read in full: `None` for a label
@@ -88,11 +168,13 @@ impl Pass {
         now: f64,
     ) -> Option<State> {
         let (record, ctime) = (&entry.record, entry.ctime);
-        if entry.verdict.counts() {
-            learned.learn_record(record, ctime);
-        }
-        self.shows(&record.profile)
-            .then(|| liveness::state(record, ctime, now, self.clock(&record.device_id, now)))
+        let device = (record.device_id.as_str(), entry.verdict);
+        self.teach(learned, device, ctime, record.updated_at);
+        self.shows(&record.profile).then(|| {
+            let times = [record.updated_at, record.expires_at, record.ended_at];
+            let life = Digest::life(record.author(), record.life());
+            self.state(life, times, ctime, now, &record.device_id)
+        })
     }
 
     /// Step 4: writes down what the pass taught, if it says something new.
@@ -100,7 +182,7 @@ impl Pass {
     /// read judges with what earlier reads learned. A failure to write is
     /// not the reader's: the estimates are learned again on the next read.
     pub(crate) fn end(&self, registry: &Registry, learned: &Clocks, now: f64) {
-        if self.known.learns_from(learned) {
+        if self.known.learns_from(learned, now) {
             let _ = registry.local.save_clocks(learned, now);
         }
     }
@@ -111,7 +193,7 @@ impl Pass {
         let before = std::mem::take(&mut self.known);
         self.known = before.clone();
         self.known.merge(learned, now);
-        if before.learns_from(learned) {
+        if before.learns_from(learned, now) {
             let _ = registry.local.save_clocks(learned, now);
         }
     }

@@ -15,7 +15,8 @@ impl Registry {
     /// `id`, among the labels this profile shows, and how many others matched.
     pub fn show(&self, id: &str, now: f64) -> Result<Option<(Row, usize)>> {
         let dirs = self.open_dirs()?;
-        let pass = Pass::begin(self, self.show_set(false));
+        let owns = self.owns(&dirs)?;
+        let pass = Pass::begin(self, self.show_set(false), &owns);
         // Every file is probed into a slot, as `list` does; only the groups
         // holding a match, and the other copies of their lives (a tombstone
         // elsewhere ends a life), are then read in full, as `list --all`
@@ -108,7 +109,6 @@ impl Registry {
                 pass.shows(&e.record.profile).then_some((at, e))
             })
             .collect();
-        let owns = self.owns(&dirs)?;
         let opts = ListOptions {
             all: true,
             ..ListOptions::default()

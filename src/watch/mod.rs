@@ -46,7 +46,7 @@ use crate::clock::Clocks;
 use crate::dedupe::{self, Digest, EndedLives, Facts, Reducer};
 use crate::error::{Error, Result};
 use crate::limits::MIN_POLL;
-use crate::liveness::{self, State};
+use crate::liveness::State;
 use crate::record::Probe;
 use crate::registry::change::Own;
 use crate::registry::read::Pass;
@@ -160,7 +160,8 @@ impl Watcher {
                 false => None,
             });
         }
-        let pass = Pass::begin(&registry, registry.show_set(opts.all_profiles));
+        // The ledgers are read at every batch (`apply`).
+        let pass = Pass::begin(&registry, registry.show_set(opts.all_profiles), &[]);
         let mut w = Watcher {
             registry,
             opts,
@@ -303,6 +304,7 @@ impl Watcher {
     ) -> Result<Vec<Event>> {
         // This device may publish (or clear) while we watch.
         self.owns = self.registry.owns(dirs)?;
+        self.pass.ledgers(&self.owns);
         let (pass, look) = (&self.pass, self.stats.rescans);
         let mut parts = Vec::new();
         for (at, dir) in dirs.iter().enumerate() {
@@ -524,8 +526,9 @@ impl Watcher {
             let Some(p) = self.files.get(id).and_then(|k| k.probe.as_ref()) else {
                 continue;
             };
-            let clock = self.pass.clock(&p.facts.device, now);
-            let state = liveness::state_of(p.facts.times(), p.ctime, now, clock);
+            let state =
+                self.pass
+                    .state(p.facts.life, p.facts.times(), p.ctime, now, &p.facts.device);
             let mut copy =
                 dedupe::FileCopy::new(&id.1, p.facts.updated, p.facts.seq, p.facts.ended, state);
             copy.dir = id.0;

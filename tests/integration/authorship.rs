@@ -24,7 +24,9 @@ fn read_json(path: &Path) -> Value {
 }
 
 fn live(d: &Device, session: &str) -> bool {
-    d.list(&[]).iter().any(|r| r.session_id == session && r.live)
+    d.list(&[])
+        .iter()
+        .any(|r| r.session_id == session && r.live)
 }
 
 fn doctor_text(d: &Device) -> String {
@@ -32,7 +34,14 @@ fn doctor_text(d: &Device) -> String {
     let checks: Vec<JsonCheck> = parse_json(&out.stdout, "doctor --json");
     checks
         .iter()
-        .map(|c| format!("{} {} {}\n", c.check, c.message, c.fix.as_deref().unwrap_or_default()))
+        .map(|c| {
+            format!(
+                "{} {} {}\n",
+                c.check,
+                c.message,
+                c.fix.as_deref().unwrap_or_default()
+            )
+        })
         .collect()
 }
 
@@ -77,7 +86,10 @@ fn a_tombstone_written_by_another_device_ends_nothing() {
     // No device's expire deletes the live record, nor does refresh stop.
     for d in [&a, &b, &c] {
         d.run(&["expire"]).success();
-        assert!(w.shared().join(&file).exists(), "expire deleted the live record");
+        assert!(
+            w.shared().join(&file).exists(),
+            "expire deleted the live record"
+        );
     }
     let out: JsonRefresh = a.json(&["refresh", "--json"]);
     assert!(out.cleared_files.is_empty(), "{out:?}");
@@ -127,7 +139,11 @@ fn a_future_record_in_this_devices_name_clocks_nothing() {
     let d = devices.iter().find(|d| d.device_id == me).unwrap();
     assert_eq!(d.forged, 3, "{d:?}");
     assert!(d.offset_s.is_none_or(|o| o.abs() < 60.0), "{d:?}");
-    assert!(d.fingerprint.as_deref().is_some_and(|f| f.starts_with("SHA256:")));
+    assert!(
+        d.fingerprint
+            .as_deref()
+            .is_some_and(|f| f.starts_with("SHA256:"))
+    );
 }
 
 /// M1: `open main` opens this device's own session, never a twin another
@@ -189,5 +205,8 @@ fn unsigned_records_are_listed_and_marked() {
     assert!(by("ours").verified && !by("theirs").verified);
     assert!(by("theirs").forged.is_none() && by("theirs").live);
     let table = a.run(&["list"]).success().stdout;
-    assert!(table.contains("*ours") && table.contains("?theirs"), "{table}");
+    assert!(
+        table.contains("*ours") && table.contains("?theirs"),
+        "{table}"
+    );
 }

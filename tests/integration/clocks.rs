@@ -216,3 +216,55 @@ fn devices_example_has_the_printed_shape() {
     );
     assert_eq!(doc.iter().filter(|d| d.this_device).count(), 1);
 }
+
+/// A record claiming this device's `device_id`, with its times two hours
+/// ahead (a forgery, or a clone of this home directory whose clock runs
+/// fast), seen arriving twice: before, it taught this device that its own
+/// clock runs two hours ahead, which hid every live session of its own
+/// from `list` and had `expire` delete them at once.
+#[test]
+fn a_record_claiming_this_devices_id_never_clocks_this_device() {
+    let w = World::new();
+    let a = w.device("a");
+    // No owner: `expire` deletes this device's records as soon as they
+    // are not live.
+    a.publish("mine", &[]);
+    let me = a.device_id();
+    let dir = w.shared();
+    let forged = |t: f64| {
+        json!({"session_id": "forged", "profile": "default", "client": "terminal",
+               "device_id": me, "host": "clone", "instance_id": "clone",
+               "started_at": t, "updated_at": t, "expires_at": t + 90.0, "seq": 1})
+    };
+    write_record(&dir, "clone.forged.json", &forged(now() + 7200.0));
+    a.run(&["list"]).success();
+    std::thread::sleep(Duration::from_millis(2500));
+    write_record(&dir, "clone.forged.json", &forged(now() + 7200.0));
+    // Two arrivals 2.5 s apart: enough to teach any other device's clock.
+    a.run(&["list"]).success();
+
+    let rows = a.list(&[]);
+    let mine = rows
+        .iter()
+        .find(|r| r.session_id == "mine")
+        .unwrap_or_else(|| panic!("this device's live session is hidden: {rows:#?}"));
+    assert!(mine.live && mine.local, "{mine:#?}");
+    assert_eq!(
+        mine.writer_offset_s,
+        Some(0.0),
+        "this device's records are read on its own clock: {mine:#?}"
+    );
+    let devices: Vec<JsonDevice> = a.json(&["devices", "--json"]);
+    let this = devices.iter().find(|d| d.this_device).expect("this device");
+    assert_eq!(
+        this.offset_s, None,
+        "an estimate of its own clock: {this:?}"
+    );
+
+    let out: JsonExpire = a.json(&["expire", "--json"]);
+    assert!(
+        out.removed.iter().all(|g| !g.file.ends_with(".mine.json")),
+        "expire deleted this device's live record: {out:?}"
+    );
+    assert_eq!(sessions(&a.list(&["--session", "mine"])), ["mine"]);
+}

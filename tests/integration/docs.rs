@@ -71,12 +71,19 @@ fn record_format_example_is_a_record_we_read_and_write() {
     let a = w.device("a");
     let mut doc: serde_json::Value =
         serde_json::from_str(&example("record-format.md", "record")).unwrap();
-    let file = format!("{}.s-20261130-a1.json", doc["instance_id"].as_str().unwrap());
+    let file = format!(
+        "{}.s-20261130-a1.json",
+        doc["instance_id"].as_str().unwrap()
+    );
     // As documented, in its one-line form: it verifies (long expired).
     write_record(&w.shared(), &file, &doc);
     let rows = a.list(&["--all"]);
     assert_eq!(rows.len(), 1, "{rows:#?}");
-    assert!(rows[0].verified && rows[0].forged.is_none(), "{:?}", rows[0]);
+    assert!(
+        rows[0].verified && rows[0].forged.is_none(),
+        "{:?}",
+        rows[0]
+    );
     assert_eq!(rows[0].key.as_deref(), doc["key"].as_str());
     // Made live now, keeping its ttl, it no longer proves its writer.
     let t = now();

@@ -673,3 +673,72 @@ fn a_live_record_deleted_by_someone_else_is_written_again_by_refresh() {
     assert!(out.refreshed_files.is_empty(), "{out:?}");
     assert!(!t.exists());
 }
+
+/// Whether any row of `rows` shows session `s1` live.
+fn shows_s1_live(rows: &[JsonRow]) -> Option<&JsonRow> {
+    rows.iter()
+        .find(|r| r.session_id == "s1" && (r.live || r.state == "live"))
+}
+
+#[test]
+fn a_late_copy_of_an_ended_life_stays_ended_after_its_tombstone_is_collected() {
+    let w = World::new();
+    let a = w.device("a");
+    let (shared, second) = (w.shared(), w.tmp.path().join("second"));
+    std::fs::create_dir_all(&second).unwrap();
+    a.write_config(&format!(
+        "[profiles.default]\ndirs = [{:?}, {:?}]\n",
+        shared.display().to_string(),
+        second.display().to_string()
+    ));
+    // A session with a long ttl: a copy written before its clear claims to
+    // be live for an hour.
+    a.publish("s1", &["--ttl", "1h", "--title", "first"]);
+    let file = record_file(&shared, "s1");
+    let live = read_json(&shared.join(&file));
+    a.run(&["clear", "--session", "s1"]).success();
+    // Eleven minutes on, `expire` deletes this device's tombstone.
+    let out = run_ok(faked(a.cmd(), "+660").args(["expire", "--json"]));
+    let out: JsonExpire = parse_json(&String::from_utf8_lossy(&out.stdout), "expire --json");
+    assert!(
+        out.removed.iter().any(|g| g.file == file),
+        "the tombstone was not collected: {out:?}"
+    );
+    assert!(!shared.join(&file).exists());
+
+    // Then late copies of the record as it was before the clear arrive: a
+    // conflict copy in the synced folder, a copy in the profile's second
+    // directory.
+    let stem = file.strip_suffix(".json").unwrap();
+    let conflict = format!("{stem}.sync-conflict-20260101-000000-ABCDEFG.json");
+    write_record(&shared, &conflict, &live);
+    write_record(&second, &file, &live);
+    let check = |when: &str| {
+        for args in [&[][..], &["--include-expired"], &["--all"]] {
+            let rows = a.list(args);
+            assert!(
+                shows_s1_live(&rows).is_none(),
+                "{when}: list {args:?} shows the ended life live: {rows:#?}"
+            );
+        }
+        let shown = a.show("s1");
+        assert!(!shown.live, "{when}: show s1: {shown:#?}");
+    };
+    check("late copies");
+
+    // A late copy in the record's own file: `refresh` ends it again.
+    write_record(&shared, &file, &live);
+    check("a late copy in the record's file");
+    let out: JsonRefresh = a.json(&["refresh", "--json"]);
+    assert_eq!(out.cleared_files, std::slice::from_ref(&file), "{out:?}");
+    assert!(read_json(&shared.join(&file))["ended_at"].is_f64());
+    check("after refresh");
+
+    // And `expire` removes the copies, in both directories.
+    let out: JsonExpire = a.json(&["expire", "--json"]);
+    assert!(
+        !shared.join(&conflict).exists() && !second.join(&file).exists(),
+        "expire left a copy of the ended life: {out:?}"
+    );
+    check("after expire");
+}

@@ -5,8 +5,8 @@
 
 mod harness;
 
-mod cli;
 mod authorship;
+mod cli;
 mod clocks;
 mod differential;
 mod dirs;
