@@ -497,6 +497,10 @@ impl Registry {
                     };
                     (new.pid, new.owner_start) = (pid, owner_start);
                 }
+                // Signed here too (the write signs it again, to the same
+                // bytes: Ed25519 is deterministic), so that what publish
+                // returns is the record as written.
+                crate::identity::sign(&mut new, &self.device_key()?.key);
                 Ok((
                     Change::Write(Box::new(new.clone())),
                     (warnings, redactions, new),
