@@ -18,7 +18,11 @@
 //! - **Kept across outages.** When the window is empty, the last estimate is
 //!   still used (marked stale) until fresh samples replace it.
 //! - **First contact.** Without an estimate, a writer's records are read with
-//!   the skew tolerance, as before ([`WriterClock::Unknown`]).
+//!   the skew tolerance, as before ([`WriterClock::Unknown`]); the largest
+//!   sample of the window still bounds when its copies can have arrived
+//!   (see liveness.rs), which only ever ends them sooner.
+//! - **Bounded.** Devices unseen for [`FORGET_AFTER_S`] are forgotten, and
+//!   at most [`MAX_DEVICES`] are kept ([`Clocks::prune`]).
 //!
 //! A device in the group can forge samples for another device's id. Raising
 //! that device's estimate makes its sessions expire earlier here, which
@@ -128,6 +132,16 @@ impl DeviceClock {
             .iter()
             .any(|b| b.minute > newest - WINDOW_MINUTES);
         self.estimate.map(|o| (o, !fresh))
+    }
+
+    /// The largest sample in the window ending at `now`: the writer's clock
+    /// runs at least this far ahead of ours (delays are never negative).
+    fn window_max(&self, now: f64) -> Option<f64> {
+        self.buckets
+            .iter()
+            .filter(|b| in_window(b, now))
+            .map(|b| b.max)
+            .reduce(f64::max)
     }
 
     /// How much it is worth keeping when there are too many: an estimate
@@ -255,7 +269,16 @@ impl Clocks {
                 offset: e.offset,
                 margin,
             },
-            None => WriterClock::Unknown { skew },
+            // No estimate yet, but what was seen of it lately bounds when
+            // its copies can have arrived (see liveness.rs).
+            None => WriterClock::Unknown {
+                skew,
+                at_least: self
+                    .devices
+                    .get(device)
+                    .and_then(|d| d.window_max(now))
+                    .map(|max| max - margin),
+            },
         }
     }
 

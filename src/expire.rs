@@ -125,7 +125,12 @@ impl From<f64> for Reading {
 /// when it arrived; otherwise its deadline (see [`liveness::deadline`]), or
 /// its arrival if that is later. The writer's timestamps alone never make a
 /// record garbage: one whose writer's clock runs hours behind looks long
-/// expired, but while its refreshes keep arriving it is never deleted.
+/// expired, but while its refreshes keep arriving it is never deleted. Here
+/// the arrival is the ctime itself, not the bound the liveness rule puts on
+/// it (see liveness.rs): an estimate kept across an outage, while the
+/// writer's clock was set back, would otherwise date a fresh copy hours
+/// back and have it deleted. A change of the file's metadata alone thus
+/// puts off its deletion by `gc_after`; it does not make it live.
 fn dead_since(e: &Entry, clock: WriterClock) -> f64 {
     if e.record.ended_at.is_some() {
         return e.ctime;

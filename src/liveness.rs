@@ -5,13 +5,41 @@
 //! ours, taken when the file last arrived or changed here. A record is live iff
 //!
 //! ```text
-//! ended_at is unset  ∧  now − ctime < ttl  ∧  now < expires_at + skew
+//! ended_at is unset  ∧  now − arrived < ttl  ∧  now < expires_at + skew
 //! ```
 //!
-//! where `ttl = expires_at − updated_at` clamped to [1 s, 1 h]. The ctime term
-//! makes a dead session vanish `ttl` after its last refresh arrived whatever
-//! the writer's clock says; the `expires_at` term drops stale copies that
-//! arrive late (a device that was offline), allowing `skew` of clock error.
+//! where `ttl = expires_at − updated_at` clamped to [1 s, 1 h]. The arrival
+//! term makes a dead session vanish `ttl` after its last refresh arrived
+//! whatever the writer's clock says; the `expires_at` term drops stale copies
+//! that arrive late (a device that was offline), allowing `skew` of clock
+//! error. With the writer's clock learned (see clock.rs), `expires_at` is
+//! read through it instead of with `skew`.
+//!
+//! **Arrival.** `arrived` is the file's ctime — but never later than the
+//! record's own `updated_at` read on this machine's clock, as far as this
+//! machine knows the writer's clock: `updated_at − offset + margin` for a
+//! writer whose offset is learned (this device's own records: offset 0), and
+//! `updated_at − s` for a writer seen lately without an estimate yet, `s`
+//! being the largest sample of its clock in the window less the margin (see
+//! [`WriterClock::arrival`]). A ctime also moves when only the file's
+//! metadata changes — a `chmod`, a `chown`, an extended attribute, Syncthing
+//! applying another device's permission bits in place — and the content,
+//! which did not change, then says the copy is old: such a change never
+//! gives a dead record another ttl. Neither bound is ever earlier than the
+//! true write time (a learned offset or a sample never exceeds the true
+//! offset, forged samples aside, which only end a device's sessions
+//! earlier), so no genuine copy dies before its own `expires_at`.
+//!
+//! The mtime is no help: Syncthing (like most sync engines) sets it to the
+//! writer's mtime, on the writer's clock, so `min(ctime, mtime)` would end
+//! every record of a writer whose clock runs more than a ttl behind at
+//! once; and a file's stat cannot tell a chmod from a copy of a writer
+//! running behind that arrived just now. For a writer this machine knows
+//! nothing of (first contact, or records without a `device_id`), a
+//! metadata-only change can therefore still make a record live again until
+//! its `expires_at + skew` — no longer than the skew tolerance allows any
+//! copy — or, for a writer whose clock runs ahead and is not known yet,
+//! for one more ttl.
 
 use crate::record::Record;
 
@@ -33,7 +61,8 @@ pub enum State {
     Live,
     /// A tombstone written by `clear`.
     Ended,
-    /// No refresh arrived here within `ttl` (local clock).
+    /// No refresh arrived here within `ttl` (local clock; see the module
+    /// docs for when a copy counts as arrived).
     Stale,
     /// The writer's own `expires_at` (plus skew) has passed, or is missing.
     Expired,
@@ -80,6 +109,11 @@ pub(crate) enum WriterClock {
     Unknown {
         /// The skew tolerance, seconds.
         skew: f64,
+        /// How far the writer's clock runs ahead of ours at least, less the
+        /// margin: the largest sample of it seen lately, if any (one
+        /// arrival, or one burst, is not enough for an estimate, but bounds
+        /// a copy's arrival; see [`WriterClock::arrival`]).
+        at_least: Option<f64>,
     },
     /// The writer's clock runs `offset` seconds ahead of ours (negative:
     /// behind): `expires_at − offset + margin`.
@@ -95,15 +129,43 @@ impl WriterClock {
     /// `expires_at` on this machine's clock, with the tolerance.
     pub(crate) fn expiry(self, expires_at: f64) -> f64 {
         match self {
-            WriterClock::Unknown { skew } => expires_at + skew,
+            WriterClock::Unknown { skew, .. } => expires_at + skew,
             WriterClock::Known { offset, margin } => expires_at - offset + margin,
+        }
+    }
+
+    /// When a copy whose file has `ctime` and whose record says
+    /// `updated_at` arrived here, for the liveness rule: its ctime, but
+    /// never later than when its content was written, on this machine's
+    /// clock, as far as the writer's clock is known (see the module docs).
+    /// So a change of the file's metadata alone, which moves its ctime,
+    /// does not make it newer.
+    pub(crate) fn arrival(self, ctime: f64, updated_at: Option<f64>) -> f64 {
+        let Some(updated_at) = updated_at else {
+            return ctime;
+        };
+        let written = match self {
+            WriterClock::Known { offset, margin } => updated_at - offset + margin,
+            WriterClock::Unknown {
+                at_least: Some(ahead),
+                ..
+            } => updated_at - ahead,
+            WriterClock::Unknown { at_least: None, .. } => return ctime,
+        };
+        if written.is_finite() {
+            ctime.min(written)
+        } else {
+            ctime
         }
     }
 }
 
 impl From<f64> for WriterClock {
     fn from(skew: f64) -> Self {
-        WriterClock::Unknown { skew }
+        WriterClock::Unknown {
+            skew,
+            at_least: None,
+        }
     }
 }
 
@@ -133,24 +195,27 @@ pub(crate) fn state_of(
     let Some(expires_at) = expires_at else {
         return State::Expired;
     };
-    if now - ctime >= ttl_of(updated_at, Some(expires_at)) {
+    let clock = clock.into();
+    if now - clock.arrival(ctime, updated_at) >= ttl_of(updated_at, Some(expires_at)) {
         return State::Stale;
     }
-    if now >= clock.into().expiry(expires_at) {
+    if now >= clock.expiry(expires_at) {
         return State::Expired;
     }
     State::Live
 }
 
 /// When a live record stops being live (this machine's clock): the earlier of
-/// `ctime + ttl` and `expires_at + skew`. `None` for tombstones and records
-/// without `expires_at`.
+/// its arrival plus ttl (see [`WriterClock::arrival`]) and `expires_at +
+/// skew`. `None` for tombstones and records without `expires_at`.
 pub(crate) fn deadline(record: &Record, ctime: f64, clock: impl Into<WriterClock>) -> Option<f64> {
     if record.ended_at.is_some() {
         return None;
     }
     let expires_at = record.expires_at?;
-    Some((ctime + record_ttl(record)).min(clock.into().expiry(expires_at)))
+    let clock = clock.into();
+    let arrived = clock.arrival(ctime, record.updated_at);
+    Some((arrived + record_ttl(record)).min(clock.expiry(expires_at)))
 }
 
 // ---- A record's lifecycle as pure transformations: what refresh, clear
@@ -434,6 +499,97 @@ mod tests {
         for (case, u, e, ctime, now, want) in cases {
             assert_eq!(state(&rec(u, e), ctime, now, SKEW), want, "{case}");
         }
+    }
+
+    #[test]
+    fn a_metadata_change_is_no_arrival_once_the_writers_clock_is_seen() {
+        let h = 3600.0;
+        let known = |offset: f64| WriterClock::Known {
+            offset,
+            margin: 1.0,
+        };
+        let seen = |at_least: f64| WriterClock::Unknown {
+            skew: SKEW,
+            at_least: Some(at_least),
+        };
+        // (case, updated_at, ctime, clock, expected): ttl 90 s throughout.
+        let cases = [
+            // Written 100 s ago, chmodded 5 s ago.
+            (
+                "seen once, chmodded",
+                NOW - 100.0,
+                NOW - 5.0,
+                seen(-0.5),
+                State::Stale,
+            ),
+            (
+                "unknown, chmodded",
+                NOW - 100.0,
+                NOW - 5.0,
+                SKEW.into(),
+                State::Live,
+            ),
+            (
+                "own clock, chmodded",
+                NOW - 100.0,
+                NOW - 5.0,
+                known(0.0),
+                State::Stale,
+            ),
+            // A writer 3 h ahead, dead for 200 s, chmodded 5 s ago: its
+            // expires_at alone is hours away.
+            (
+                "3 h ahead, seen, chmodded",
+                NOW + 3.0 * h - 200.0,
+                NOW - 5.0,
+                seen(3.0 * h - 1.0),
+                State::Stale,
+            ),
+            (
+                "3 h ahead, unknown, chmodded",
+                NOW + 3.0 * h - 200.0,
+                NOW - 5.0,
+                SKEW.into(),
+                State::Live,
+            ),
+            // Genuine copies are live as before: a refresh of a writer 10
+            // min behind, and one 3 h ahead, that arrived 5 s after it was
+            // written (the estimate rests on a quicker copy).
+            (
+                "10 min behind, refreshed",
+                NOW - 600.0 - 5.0,
+                NOW,
+                known(-600.2),
+                State::Live,
+            ),
+            (
+                "3 h ahead, refreshed",
+                NOW + 3.0 * h - 5.0,
+                NOW,
+                seen(3.0 * h - 0.3),
+                State::Live,
+            ),
+            (
+                "this device, just written",
+                NOW,
+                NOW + 0.01,
+                known(0.0),
+                State::Live,
+            ),
+        ];
+        for (case, updated, ctime, clock, want) in cases {
+            let r = rec(Some(updated), Some(updated + 90.0));
+            assert_eq!(state(&r, ctime, NOW, clock), want, "{case}");
+        }
+        // The deadline follows the same arrival.
+        let r = rec(Some(NOW - 100.0), Some(NOW - 10.0));
+        assert_eq!(
+            deadline(&r, NOW - 5.0, seen(-0.5)),
+            Some(NOW - 100.0 + 0.5 + 90.0)
+        );
+        assert_eq!(deadline(&r, NOW - 5.0, SKEW), Some(NOW + 85.0));
+        // Without updated_at, the ctime alone.
+        assert_eq!(known(0.0).arrival(NOW, None), NOW);
     }
 
     #[test]

@@ -69,7 +69,7 @@ impl Row {
     pub(crate) fn retime(&mut self, ctime: f64, now: f64, (skew, margin): (f64, f64)) {
         let clock = match self.writer_offset_s {
             Some(offset) => WriterClock::Known { offset, margin },
-            None => WriterClock::Unknown { skew },
+            None => skew.into(),
         };
         self.age_s = round_ms(now - ctime);
         self.claimed_age_s = self.record.updated_at.map(|u| round_ms(now - u));

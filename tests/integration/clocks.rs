@@ -268,3 +268,45 @@ fn a_record_claiming_this_devices_id_never_clocks_this_device() {
     );
     assert_eq!(sessions(&a.list(&["--session", "mine"])), ["mine"]);
 }
+
+/// A `chmod` changes a file's ctime, by which liveness measures arrival,
+/// but not its content: a record that went stale must stay so. (Syncthing
+/// applies another device's permission bits in place, a backup tool or a
+/// user may chmod the folder.)
+#[test]
+fn a_chmod_of_a_stale_record_does_not_make_it_live_again() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let a = w.device("a");
+    let dir = w.shared();
+    let ttl = 30.0;
+    let t = now();
+    let rec = json!({"session_id": "gone", "profile": "default", "client": "terminal",
+                     "device_id": "e".repeat(32), "host": "other", "instance_id": "other",
+                     "started_at": t, "updated_at": t, "expires_at": t + ttl, "seq": 1});
+    write_record(&dir, "other.gone.json", &rec);
+    let path = dir.join("other.gone.json");
+    // Read once: the writer's clock is seen (one arrival: no estimate).
+    assert_eq!(sessions(&a.list(&[])), ["gone"]);
+    let first = arrived(&path);
+    // Its writer dies. Some seconds later the file's mode changes, nothing else.
+    std::thread::sleep(Duration::from_secs(6));
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let chmodded = arrived(&path);
+    assert!(chmodded > first + 5.0, "{first} {chmodded}");
+    // Read past one ttl after the record arrived (and well before its
+    // expires_at plus the skew tolerance): stale, whatever its ctime says.
+    let ahead = (first + ttl - now()).ceil().max(0.0) as u64 + 3;
+    let out = run_ok(faked(a.cmd(), &format!("+{ahead}")).args([
+        "list",
+        "--json",
+        "--include-expired",
+        "--session",
+        "gone",
+    ]));
+    let rows: Vec<JsonRow> = parse_json(&String::from_utf8_lossy(&out.stdout), "list --json");
+    assert!(
+        rows.len() == 1 && !rows[0].live && rows[0].state == "stale",
+        "read {ahead} s on, the chmod made it live again: {rows:#?}"
+    );
+}

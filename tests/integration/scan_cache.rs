@@ -101,8 +101,13 @@ fn a_listing_judged_from_the_cache_equals_one_read_from_the_files() {
     let a = mixed(&w);
     // Files that changed in the last 2 s are never cached.
     std::thread::sleep(Duration::from_millis(2300));
+    // A first read sees the writer's clock (which dates its expired copies
+    // back); every listing compared below judges with what it learned.
+    let _ = listing(&a, "off", &[]);
     let want = listing(&a, "off", &[]);
-    assert!(want.0.len() >= 6, "{:?}", want.0);
+    // The copies dated more than their ttl back (s1, s5, s9) are stale
+    // once the writer's clock has been seen.
+    assert!(want.0.len() >= 4, "{:?}", want.0);
     assert!(want.1.contains("broken.json") && want.1.contains("noid.json"));
     let cache_dir = a.root.join("home/.local/state/presence/scan-cache");
     assert!(!cache_dir.exists(), "off writes no cache");
@@ -150,6 +155,8 @@ fn a_file_changed_after_it_was_cached_is_read_again() {
     let a = mixed(&w);
     let dir = w.shared();
     std::thread::sleep(Duration::from_millis(2300));
+    // A first read sees the writer's clock; see above.
+    let _ = listing(&a, "off", &[]);
     let before = listing(&a, "on", &[]);
     assert_eq!(listing(&a, "on", &[]), before);
     let t = now();
