@@ -101,6 +101,10 @@ fn a_status_only_publish_keeps_every_other_field() {
     expected.seq = second.seq;
     expected.updated_at = second.updated_at;
     expected.expires_at = second.expires_at;
+    // Signed anew: the same key, a signature of the new fields.
+    assert_eq!(second.key, first.key);
+    assert!(second.sig.is_some() && second.sig != first.sig);
+    expected.sig = second.sig.clone();
     assert_eq!(second, expected);
     assert_eq!(ttl(&second), 60.0);
     assert_eq!(second.pid, owner.0.id());

@@ -108,9 +108,13 @@ fn scenario(poll: bool) {
 
     b.publish("run1", &["--endpoint", "tmux://h/main"]);
     assert_eq!(summary(&s.json()), format!("up run1@{host}"));
-    a.publish("run2", &["--endpoint", "tmux://h/main"]);
+    // A successor from the same device replaces it.
+    b.publish("run2", &["--endpoint", "tmux://h/main"]);
     assert_eq!(summary(&s.json()), format!("down run1@{host} superseded"));
     assert_eq!(summary(&s.json()), format!("up run2@{host}"));
+    // Another device on that endpoint replaces nothing: it speaks only for itself.
+    a.publish("run3", &["--endpoint", "tmux://h/main"]);
+    assert_eq!(summary(&s.json()), format!("up run3@{host}"));
     let (code, stderr) = s.stop();
     assert_eq!(code, Some(0), "{stderr}");
 }
