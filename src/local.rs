@@ -154,11 +154,8 @@ impl LocalDirs {
         };
         let key = crate::identity::key_from_seed(&seed);
         let id = crate::identity::key_id(&key.verifying_key());
-        let existing = match self.existing_device_id() {
-            Ok(existing) => existing,
-            // A damaged id file is replaced by the key's id: the key decides.
-            Err(_) => None,
-        };
+        // A damaged id file is replaced by the key's id: the key decides.
+        let existing = self.existing_device_id().unwrap_or_default();
         if existing.as_deref() != Some(id.as_str()) {
             if let Some(old) = existing.filter(|old| !crate::identity::is_key_id(old))
                 && self.previous_device_id().is_none()

@@ -106,7 +106,7 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Ok);
     }
     if !row.local && !args.yes {
-        let whose = whose(&row);
+        let whose = whose(row);
         if !interactive {
             return Err(UsageError(format!(
                 "session '{}' was published by another device, {whose}; pass --yes to \

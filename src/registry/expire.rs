@@ -112,7 +112,7 @@ impl Registry {
         let pass = Pass::begin(self, ShowSet::All, owns);
         let mut learned = crate::clock::Clocks::default();
         for e in &scan.entries {
-            pass.judge_record(&mut learned, &e, now);
+            pass.judge_record(&mut learned, e, now);
         }
         let reading = |e: &Entry| Reading {
             clock: pass.clock(&e.record.device_id, now),
