@@ -271,8 +271,12 @@ fn generate_signed(unsigned: &Path, dir: &Path) {
         let e = e.unwrap();
         let body = std::fs::read_to_string(e.path()).unwrap();
         let v: serde_json::Value = serde_json::from_str(&body).unwrap();
-        // One key per device of the set.
-        let seed = v["device_id"].as_str().unwrap().as_bytes()[7];
+        // One key per device of the set, by the writer of the session's
+        // original record: a conflict copy or successor of a record is
+        // that writer's too, so the signed set decides its groups as the
+        // unsigned one does (where all records have one, unsigned, author).
+        let n: usize = v["session_id"].as_str().unwrap()[2..].parse().unwrap();
+        let seed = 1 + (n / 10 % 10) as u8;
         std::fs::write(dir.join(e.file_name()), signed(&body, seed)).unwrap();
     }
 }
