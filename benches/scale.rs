@@ -671,6 +671,13 @@ fn main() {
             generate(Path::new(dir), n);
             return;
         }
+        Some("--generate-signed") => {
+            // The data set of `--generate DIR N`, signed, into another dir.
+            let (from, to) = (args.get(2).expect("FROM TO"), args.get(3).expect("FROM TO"));
+            std::fs::create_dir_all(to).unwrap();
+            generate_signed(Path::new(from), Path::new(to));
+            return;
+        }
         Some("--rusage") => {
             rusage_main(args.get(2).expect("--rusage PROGRAM ARGS..."), &args[3..]);
             return;

@@ -280,9 +280,10 @@ impl Registry {
                     stamp: l.stamp,
                     bytes,
                 }
-                .parse(),
+                // The bytes judged: their verdict counted.
+                .parse_judged(),
                 // Judged from the scan cache: read now.
-                None => match dirs[l.at].read_entry(l.file) {
+                None => match dirs[l.at].read_entry_judged(l.file, Some(l.stamp)) {
                     Ok(Some(e)) => Ok(e),
                     Ok(None) => return None,
                     Err(reason) => Err(reason),

@@ -89,6 +89,7 @@ impl DirHandle {
         name: &str,
         kind: NameKind,
         buf: &mut Vec<u8>,
+        judged: Option<Stamp>,
     ) -> Result<Option<Entry>, SkipReason> {
         let Some(stamp) = self.read(name, buf)? else {
             return Ok(None);
@@ -100,7 +101,11 @@ impl DirHandle {
             stamp,
             bytes: buf,
         };
-        raw.parse().map(Some)
+        match judged {
+            Some(judged) if judged == stamp => raw.parse_judged(),
+            _ => raw.parse(),
+        }
+        .map(Some)
     }
 }
 
@@ -120,6 +125,28 @@ pub(crate) struct Raw<'a> {
 }
 
 impl Raw<'_> {
+    /// [`Raw::parse`] of bytes whose verdict is known to count (a file
+    /// judged already, in this very version: the bytes probed, or a
+    /// version the scan cache holds a verdict for). A counting verdict is
+    /// told by the id's form alone — verified for a key-derived id,
+    /// unsigned otherwise — so the signature is not checked twice.
+    pub fn parse_judged(&self) -> Result<Entry, SkipReason> {
+        let record = Record::from_json(self.bytes).map_err(SkipReason::Unparseable)?;
+        let verdict = if crate::identity::is_key_id(&record.device_id) {
+            crate::identity::Verdict::Verified
+        } else {
+            crate::identity::Verdict::Unsigned
+        };
+        Ok(Entry {
+            file: self.file.to_owned(),
+            kind: self.kind,
+            ctime: self.ctime,
+            stamp: self.stamp,
+            verdict,
+            record,
+        })
+    }
+
     /// Parses the contents into an [`Entry`].
     pub fn parse(&self) -> Result<Entry, SkipReason> {
         let record = Record::from_json(self.bytes).map_err(SkipReason::Unparseable)?;
@@ -224,8 +251,21 @@ impl Dir {
     /// Reads one record file safely. `Ok(None)` when it (or the directory)
     /// is missing.
     pub fn read_entry(&self, file: &str) -> Result<Option<Entry>, SkipReason> {
+        self.read_entry_judged(file, None)
+    }
+
+    /// [`Dir::read_entry`] of a file judged already in the version `judged`
+    /// (see [`Raw::parse_judged`]): in that version its signature is not
+    /// checked again; in any other it is.
+    pub fn read_entry_judged(
+        &self,
+        file: &str,
+        judged: Option<Stamp>,
+    ) -> Result<Option<Entry>, SkipReason> {
         match &self.handle {
-            Some(h) if is_plain_name(file) => h.entry(file, classify(file), &mut Vec::new()),
+            Some(h) if is_plain_name(file) => {
+                h.entry(file, classify(file), &mut Vec::new(), judged)
+            }
             Some(_) => Err(SkipReason::Unreadable("not a file name".into())),
             None => Ok(None),
         }
