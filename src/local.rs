@@ -78,9 +78,9 @@ impl LocalDirs {
     }
 
     /// This device's id, if one was made already: the key-derived id
-    /// ([`crate::identity::key_id`]), or the random 32 hex digits an older
+    /// (from its public key), or the random 32 hex digits an older
     /// version made and this device has not moved from yet (it moves at
-    /// its first write, [`LocalDirs::device_key`]). Reading never makes one.
+    /// its first write). Reading never makes one.
     pub fn existing_device_id(&self) -> Result<Option<String>> {
         let path = self.device_id_file();
         let Some(text) = read_text(&path, "read device id")? else {
@@ -111,7 +111,7 @@ impl LocalDirs {
     }
 
     /// This device's id, made on first use: derived from its key
-    /// ([`LocalDirs::device_key`]).
+    /// (see docs/record-format.md, "Signatures").
     pub fn device_id(&self) -> Result<String> {
         Ok(self.device_key()?.id)
     }

@@ -57,7 +57,7 @@ pub struct Record {
     #[serde(default, deserialize_with = "lenient::string")]
     pub instance_id: String,
     /// The writer's Ed25519 public key (base64url), for a record that signs
-    /// (extension; see [`crate::identity`]).
+    /// (extension; see docs/record-format.md, "Signatures").
     #[serde(
         default,
         skip_serializing_if = "String::is_empty",
@@ -89,7 +89,7 @@ pub struct Record {
     #[serde(default, deserialize_with = "lenient::string")]
     pub session_key: String,
     /// Signature of every other field by `key` (extension; see
-    /// [`crate::identity`]).
+    /// docs/record-format.md, "Signatures").
     #[serde(
         default,
         skip_serializing_if = "String::is_empty",

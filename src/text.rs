@@ -100,7 +100,7 @@ pub fn terminal_safe(s: &str) -> Cow<'_, str> {
 
 /// A century, in seconds. No session runs, and no clock is off, that long: a
 /// time further from now is a broken or hostile record's, and is shown as
-/// [`BEYOND_A_CENTURY`] rather than as a number (`1e300` would print as a
+/// `>100y` rather than as a number (`1e300` would print as a
 /// 301-digit number, or as 213503982334601 days once cast to an integer).
 const CENTURY_S: f64 = 100.0 * 365.25 * 86_400.0;
 
@@ -114,7 +114,7 @@ pub fn within_a_century(secs: f64) -> bool {
 }
 
 /// `12s`, `3m`, `2h`, `5d` — the largest unit that fits, rounded down, of
-/// `secs` either way from now; [`BEYOND_A_CENTURY`] from a century on, and
+/// `secs` either way from now; `>100y` from a century on, and
 /// `?` for no number at all. At most six columns wide.
 pub fn short_duration(secs: f64) -> String {
     if secs.is_nan() {
@@ -134,7 +134,7 @@ pub fn short_duration(secs: f64) -> String {
 }
 
 /// A clock offset with its sign, to `decimals` places: `+600.0 s`,
-/// `-0.5 s`; [`BEYOND_A_CENTURY`] (no sign: say ahead or behind next to it)
+/// `-0.5 s`; `>100y` (no sign: say ahead or behind next to it)
 /// from a century on either way, `?` for no number.
 pub fn signed_seconds(secs: f64, decimals: usize) -> String {
     if secs.is_nan() {
