@@ -106,7 +106,8 @@ impl Registry {
                 let at = s.dir as usize;
                 let file = scans.get(at)?.get(s.file as usize).0;
                 let e = dirs.get(at)?.read_entry(file).ok().flatten()?;
-                pass.shows(&e.record.profile).then_some((at, e))
+                // Rewritten since it was probed into a forgery: not shown.
+                (pass.shows(&e.record.profile) && e.verdict.counts()).then_some((at, e))
             })
             .collect();
         let opts = ListOptions {
