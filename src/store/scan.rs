@@ -127,35 +127,29 @@ pub(crate) struct Raw<'a> {
 impl Raw<'_> {
     /// [`Raw::parse`] of bytes whose verdict is known to count (a file
     /// judged already, in this very version: the bytes probed, or a
-    /// version the scan cache holds a verdict for). A counting verdict is
-    /// told by the id's form alone — verified for a key-derived id,
-    /// unsigned otherwise — so the signature is not checked twice.
+    /// version the scan cache holds a verdict for), so that the signature
+    /// is not checked twice ([`crate::identity::counting_verdict`]).
     pub fn parse_judged(&self) -> Result<Entry, SkipReason> {
-        let record = Record::from_json(self.bytes).map_err(SkipReason::Unparseable)?;
-        let verdict = if crate::identity::is_key_id(&record.device_id) {
-            crate::identity::Verdict::Verified
-        } else {
-            crate::identity::Verdict::Unsigned
-        };
-        Ok(Entry {
-            file: self.file.to_owned(),
-            kind: self.kind,
-            ctime: self.ctime,
-            stamp: self.stamp,
-            verdict,
-            record,
-        })
+        self.parse_with(|record, _| crate::identity::counting_verdict(&record.device_id))
     }
 
-    /// Parses the contents into an [`Entry`].
+    /// Parses the contents into an [`Entry`], verifying its signature.
     pub fn parse(&self) -> Result<Entry, SkipReason> {
+        self.parse_with(|record, bytes| crate::identity::verdict_of(&record.device_id, bytes))
+    }
+
+    /// The one parse of both, its verdict given by `verdict`.
+    fn parse_with(
+        &self,
+        verdict: impl FnOnce(&Record, &[u8]) -> crate::identity::Verdict,
+    ) -> Result<Entry, SkipReason> {
         let record = Record::from_json(self.bytes).map_err(SkipReason::Unparseable)?;
         Ok(Entry {
             file: self.file.to_owned(),
             kind: self.kind,
             ctime: self.ctime,
             stamp: self.stamp,
-            verdict: crate::identity::verdict_of(&record.device_id, self.bytes),
+            verdict: verdict(&record, self.bytes),
             record,
         })
     }
