@@ -22,6 +22,7 @@ pub mod engine;
 pub(crate) mod entry;
 pub(crate) mod names;
 mod scan;
+mod settle;
 mod write;
 
 use std::fs;

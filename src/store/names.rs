@@ -168,6 +168,42 @@ pub(crate) fn classify(name: &str) -> NameKind {
     NameKind::Record
 }
 
+/// The record file a sync engine's temp file `name` is about to become,
+/// if it is one: Syncthing's `.syncthing.<name>.tmp` and
+/// `~syncthing~<name>.tmp`, Nextcloud's `.<name>.~<hex>`. An engine that
+/// replaces a file by deleting it and then renaming its temp file into
+/// place (Syncthing does) leaves the name missing for a moment while its
+/// temp file is there; readers wait that moment out (see `settle`).
+/// iCloud's `.<name>.icloud` is a placeholder for a file not downloaded,
+/// not one being replaced.
+pub(crate) fn replaced_by(name: &str) -> Option<&str> {
+    let target = if let Some(rest) = name.strip_prefix(".syncthing.") {
+        rest.strip_suffix(".tmp")?
+    } else if let Some(rest) = name.strip_prefix("~syncthing~") {
+        rest.strip_suffix(".tmp")?
+    } else {
+        let (body, tail) = name.strip_prefix('.')?.rsplit_once(".~")?;
+        if tail.is_empty() || !tail.chars().all(|c| c.is_ascii_hexdigit()) {
+            return None;
+        }
+        body
+    };
+    matches!(
+        classify(target),
+        NameKind::Record | NameKind::ConflictCopy(_)
+    )
+    .then_some(target)
+}
+
+/// The names of the temp files Syncthing gives a file it is receiving as
+/// `name` (one per spelling it has used), to look for by name.
+pub(crate) fn syncthing_temps(name: &str) -> [String; 2] {
+    [
+        format!(".syncthing.{name}.tmp"),
+        format!("~syncthing~{name}.tmp"),
+    ]
+}
+
 /// Whether `rest` (a name without its leading dot) is `<record name>.<pid>.<random>.tmp`,
 /// the shape [`super::Dir::replace_if_unchanged`] gives its temp files: only those are ours
 /// to delete, not any dot file that happens to end in `.tmp`.
@@ -281,6 +317,33 @@ mod tests {
         assert_eq!(hash8("a b"), "c8687a08");
         assert_eq!(reduce_id("a b"), "a_b-c8687a08");
         assert_eq!(file_name("h-1234", "s1"), "h-1234.s1.json");
+    }
+
+    #[test]
+    fn a_sync_temp_names_the_record_it_replaces() {
+        let cases = [
+            (".syncthing.host-1.sess.json.tmp", Some("host-1.sess.json")),
+            ("~syncthing~host-1.sess.json.tmp", Some("host-1.sess.json")),
+            (".host-1.sess.json.~1a2b3c", Some("host-1.sess.json")),
+            (
+                ".syncthing.host-1.sess.sync-conflict-20261130-101112-ABCDEFG.json.tmp",
+                Some("host-1.sess.sync-conflict-20261130-101112-ABCDEFG.json"),
+            ),
+            // Not records: nothing waits for them.
+            (".syncthing..stignore.tmp", None),
+            (".syncthing.notes.txt.tmp", None),
+            (".host-1.sess.json.~", None),
+            (".host-1.sess.json.~xyz", None),
+            (".host-1.sess.json.icloud", None),
+            (".host-1.sess.json.1234.abcdef.tmp", None),
+            ("host-1.sess.json", None),
+        ];
+        for (name, want) in cases {
+            assert_eq!(replaced_by(name), want, "{name}");
+        }
+        for temp in syncthing_temps("h.s.json") {
+            assert_eq!(replaced_by(&temp), Some("h.s.json"), "{temp}");
+        }
     }
 
     #[test]

@@ -10,7 +10,8 @@
 use std::path::Path;
 
 use super::bounded::{self, ReadError};
-use super::names::{NameKind, classify, is_plain_name};
+use super::names::{NameKind, classify, is_plain_name, replaced_by};
+use super::settle::each_entry;
 use super::{Dir, DirHandle, Entry, Stamp};
 use crate::error::{Error, Result};
 use crate::record::{MAX_FILE_BYTES, ParseError, Record};
@@ -91,7 +92,7 @@ impl DirHandle {
         buf: &mut Vec<u8>,
         judged: Option<Stamp>,
     ) -> Result<Option<Entry>, SkipReason> {
-        let Some(stamp) = self.read(name, buf)? else {
+        let Some(stamp) = self.read_settled(name, || self.read(name, buf))? else {
             return Ok(None);
         };
         let raw = Raw {
@@ -189,24 +190,21 @@ impl Dir {
         let Some(handle) = &self.handle else {
             return Ok(Vec::new());
         };
-        let list_err = |e: rustix::io::Errno| Error::io("list directory", &self.path, e.into());
-        let rd = rustix::fs::Dir::read_from(&handle.0).map_err(list_err)?;
         let mut out = Vec::new();
-        for dirent in rd {
-            let dirent = dirent.map_err(list_err)?;
-            let Ok(name) = std::str::from_utf8(dirent.file_name().to_bytes()) else {
-                continue;
+        each_entry(handle, |bytes, ft| {
+            let Ok(name) = std::str::from_utf8(bytes) else {
+                return;
             };
             let kind = classify(name);
             if !matches!(kind, NameKind::Record | NameKind::ConflictCopy(_)) {
-                continue;
+                return;
             }
-            let ft = dirent.file_type();
             if ft != FileType::RegularFile && ft != FileType::Unknown {
-                continue;
+                return;
             }
             out.push((name.into(), kind));
-        }
+        })
+        .map_err(|e| Error::io("list directory", &self.path, e.into()))?;
         Ok(out)
     }
 
@@ -317,11 +315,9 @@ impl Dir {
             return Ok((names, report));
         };
         report.exists = true;
-        let list_err = |e: rustix::io::Errno| Error::io("list directory", &self.path, e.into());
-        let rd = rustix::fs::Dir::read_from(&handle.0).map_err(list_err)?;
-        for dirent in rd {
-            let dirent = dirent.map_err(list_err)?;
-            let bytes = dirent.file_name().to_bytes();
+        // Records a sync engine is putting in place (see settle.rs).
+        let mut replacing: Vec<(String, String)> = Vec::new();
+        each_entry(handle, |bytes, ft| {
             let Ok(name) = std::str::from_utf8(bytes) else {
                 if bytes.ends_with(b".json") {
                     report.skipped.push(Skipped {
@@ -329,7 +325,7 @@ impl Dir {
                         reason: SkipReason::NameNotUtf8,
                     });
                 }
-                continue;
+                return;
             };
             let kind = classify(name);
             match kind {
@@ -342,6 +338,9 @@ impl Dir {
                     {
                         report.temps.push((name.to_owned(), Stamp::of(&st)));
                     }
+                    if let Some(target) = replaced_by(name) {
+                        replacing.push((target.to_owned(), name.to_owned()));
+                    }
                     report.skipped.push(Skipped {
                         file: name.to_owned(),
                         reason: SkipReason::Temp(match kind {
@@ -350,21 +349,36 @@ impl Dir {
                             _ => "temp file".into(),
                         }),
                     });
-                    continue;
+                    return;
                 }
-                NameKind::Hidden | NameKind::Other => continue,
+                NameKind::Hidden | NameKind::Other => return,
             }
             // d_type from readdir: skip non-files without opening them (an
             // unknown type is settled by the fstat of the read).
-            let ft = dirent.file_type();
             if ft != FileType::RegularFile && ft != FileType::Unknown {
                 report.skipped.push(Skipped {
                     file: name.to_owned(),
                     reason: SkipReason::NotRegular(bounded::type_name(ft)),
                 });
-                continue;
+                return;
             }
             names.push(name, kind);
+        })
+        .map_err(|e| Error::io("list directory", &self.path, e.into()))?;
+        if !replacing.is_empty() {
+            // A record whose name was missing while the engine's temp file
+            // for it was there: waited for, briefly (see settle.rs).
+            let listed: std::collections::HashSet<&str> =
+                (0..names.len()).map(|i| names.get(i).0).collect();
+            let missing: Vec<(String, String)> = replacing
+                .into_iter()
+                .filter(|(target, _)| !listed.contains(target.as_str()))
+                .collect();
+            drop(listed);
+            for target in handle.wait_for(missing) {
+                let kind = classify(&target);
+                names.push(&target, kind);
+            }
         }
         Ok((names, report))
     }
@@ -421,7 +435,7 @@ impl Dir {
                     {
                         continue;
                     }
-                    let outcome = match handle.read(name, buf) {
+                    let outcome = match handle.read_settled(name, || handle.read(name, buf)) {
                         Ok(Some(stamp)) => {
                             let raw = Raw {
                                 file: name,
