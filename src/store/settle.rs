@@ -113,6 +113,17 @@ impl DirHandle {
     }
 }
 
+impl super::Dir {
+    /// Whether the sync engine is putting the record file `name` in place
+    /// (a fresh temp file of Syncthing's for it is there; see the module
+    /// docs): a watcher keeps a vanished record that long.
+    pub(crate) fn being_replaced(&self, name: &str) -> bool {
+        self.handle
+            .as_ref()
+            .is_some_and(|h| super::is_plain_name(name) && h.being_replaced(name))
+    }
+}
+
 /// Waits of 1, 2, 4, … ms, [`MAX_WAIT`] in all.
 #[derive(Default)]
 struct Backoff {

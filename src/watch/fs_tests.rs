@@ -625,3 +625,96 @@ fn a_replaced_directory_is_watched_anew() {
         .unwrap();
     assert_eq!(collect(&mut w, 1), ["up after@a"]);
 }
+
+/// Replaces `file` in `dir` as Syncthing does on a receiving device: the
+/// new contents go to its temp file, the old file is deleted, and a moment
+/// later the temp file is renamed into place.
+fn replace_as_syncthing(dir: &Path, file: &str, contents: &[u8]) {
+    let temp = dir.join(format!(".syncthing.{file}.tmp"));
+    std::fs::write(&temp, contents).unwrap();
+    std::fs::remove_file(dir.join(file)).unwrap();
+    std::thread::sleep(Duration::from_millis(3));
+    std::fs::rename(&temp, dir.join(file)).unwrap();
+}
+
+fn replaced_by_delete_and_rename(poll: Option<Duration>) {
+    let d = devices();
+    let shared = d.a.profile().dir.clone();
+    // What the writer's refreshes would bring: each written first in a
+    // directory of its own, by the same device.
+    let staging = d._tmp.path().join("staging");
+    crate::store::ensure_dir(&staging).unwrap();
+    let sel = Selection {
+        dir: Some(staging.clone()),
+        ..Selection::default()
+    };
+    let local = LocalDirs::under(&d._tmp.path().join("a"));
+    let (profile, _) = config::resolve(&sel, &local).unwrap();
+    let stager = Registry::new(profile, local).with_host("a");
+
+    let start = crate::local::unix_now();
+    d.a.publish(&req("flap"), start).unwrap();
+    let file = std::fs::read_dir(&shared)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.ends_with(".flap.json"))
+        .unwrap();
+    // The watcher's clock stands still unless the test moves it: the grace
+    // ends when the test says, not when a busy machine happens to stall.
+    let ahead = std::cell::Cell::new(0.0);
+    let now = || start + ahead.get();
+    let opts = WatchOptions {
+        poll,
+        quiet: Duration::from_millis(1),
+        max_delay: Duration::from_millis(20),
+        ..WatchOptions::default()
+    };
+    let mut w = Watcher::new(d.b.clone(), opts, now()).unwrap();
+    assert_eq!(w.live().len(), 1);
+    let mut events = Vec::new();
+    for i in 0..20 {
+        let mut r = req("flap");
+        r.title = Some(format!("t{i}"));
+        stager.publish(&r, start).unwrap();
+        let bytes = std::fs::read(staging.join(&file)).unwrap();
+        replace_as_syncthing(&shared, &file, &bytes);
+        events.extend(collect_at(&mut w, 1, Duration::from_millis(30), now));
+    }
+    // Whatever was still to come of the last replacement.
+    let last = |w: &Watcher| w.live().first().map(|r| r.record.title.clone());
+    let deadline = Instant::now() + PATIENCE;
+    while last(&w).as_deref() != Some("t19") {
+        assert!(Instant::now() < deadline, "{events:?}");
+        events.extend(collect_at(&mut w, 1, Duration::from_millis(50), now));
+    }
+    assert!(
+        events.iter().all(|e| e == "update flap@a title"),
+        "a replaced record went down: {events:?}"
+    );
+    // A real deletion: still up within the grace, down once it is over.
+    std::fs::remove_file(shared.join(&file)).unwrap();
+    let quiet = collect_at(&mut w, 1, Duration::from_millis(700), now);
+    assert!(quiet.is_empty(), "down within the grace: {quiet:?}");
+    assert_eq!(w.live().len(), 1);
+    ahead.set(grace::GRACE_S + 0.01);
+    assert_eq!(
+        collect_at(&mut w, 1, PATIENCE, now),
+        ["down flap@a Cleared"]
+    );
+    // A tombstone ends its session at once: no grace for a write.
+    ahead.set(1.0);
+    d.a.publish(&req("two"), start).unwrap();
+    assert_eq!(collect_at(&mut w, 1, PATIENCE, now), ["up two@a"]);
+    d.a.clear(Some("two"), None, start).unwrap();
+    assert_eq!(collect_at(&mut w, 1, PATIENCE, now), ["down two@a Cleared"]);
+}
+
+#[test]
+fn a_record_replaced_by_delete_and_rename_never_goes_down() {
+    replaced_by_delete_and_rename(None);
+}
+
+#[test]
+fn a_record_replaced_by_delete_and_rename_never_goes_down_when_polling() {
+    replaced_by_delete_and_rename(Some(Duration::from_millis(100)));
+}

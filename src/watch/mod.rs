@@ -63,9 +63,11 @@ pub use diff::{DownReason, Event};
 use diff::{Snapshot, diff, newest_first};
 
 mod files;
+mod grace;
 mod options;
 
 use files::{At, Batch, FileId, Fresh, GroupId, Known, Live, Pending, Probed, add_best};
+use grace::Grace;
 pub use options::WatchOptions;
 use options::WatchStats;
 
@@ -98,6 +100,9 @@ pub struct Watcher {
     turned: Vec<Digest>,
     live: HashMap<GroupId, Live>,
     deadlines: BTreeSet<(At, GroupId)>,
+    /// Record files that vanished and still speak for their sessions
+    /// (see [`mod@grace`]).
+    grace: Grace,
     next_rescan: Instant,
     /// The clock at the last look, for [`Watcher::live`].
     now: f64,
@@ -177,6 +182,7 @@ impl Watcher {
             turned: Vec::new(),
             live: HashMap::new(),
             deadlines: BTreeSet::new(),
+            grace: Grace::default(),
             next_rescan: Instant::now() + opts.rescan,
             now,
             stats: WatchStats::default(),
@@ -266,28 +272,56 @@ impl Watcher {
                 changed.push(id);
             }
         }
-        let gone: Vec<FileId> = self
+        let missing: Vec<FileId> = self
             .files
             .iter()
             .filter(|(_, known)| known.look != look)
             .map(|(id, _)| id.clone())
             .collect();
+        // A record missing from the listing gets its grace; what else went
+        // is forgotten at once.
+        let mut gone = Vec::new();
+        for id in missing {
+            if self.files.get(&id).is_some_and(|k| k.probe.is_some()) {
+                self.grace.vanished(id, now);
+            } else {
+                gone.push(id);
+            }
+        }
+        let due = self.settle(&dirs, now);
+        changed.extend(due.back);
+        gone.extend(due.gone);
         self.apply(&dirs, &changed, gone, now, emit)
+    }
+
+    /// Settles the vanished files whose grace is over at `now` (see
+    /// [`mod@grace`]).
+    fn settle(&mut self, dirs: &[Dir], now: f64) -> grace::Due {
+        let present = |id: &FileId| {
+            dirs.get(id.0)
+                .is_some_and(|d| d.stamp(&id.1).ok().flatten().is_some())
+        };
+        let replacing = |id: &FileId| dirs.get(id.0).is_some_and(|d| d.being_replaced(&id.1));
+        self.grace.due(now, present, replacing)
     }
 
     /// Re-reads the named files (they changed: no stat is trusted over an
     /// event) and whatever expired meanwhile.
     fn update(&mut self, names: HashSet<FileId>, now: f64) -> Result<Vec<Event>> {
         let expiring = self.deadlines.first().is_some_and(|(at, _)| at.0 <= now);
-        if names.is_empty() && !expiring {
+        let settling = self.grace.next().is_some_and(|at| at <= now);
+        if names.is_empty() && !expiring && !settling {
             return Ok(Vec::new());
         }
         let dirs = self.registry.open_dirs()?;
         if !dirs[0].exists() {
             return self.rescan(now, true);
         }
+        let mut names = names;
+        let due = self.settle(&dirs, now);
+        names.extend(due.back);
         let names: Vec<FileId> = names.into_iter().collect();
-        self.apply(&dirs, &names, Vec::new(), now, true)
+        self.apply(&dirs, &names, due.gone, now, true)
     }
 
     /// Reads `changed`, forgets `gone`, and recomputes the groups those files
@@ -374,6 +408,12 @@ impl Watcher {
         for part in parts {
             learned.merge(&part.learned, now);
             for (id, known) in part.read {
+                if known.is_none() && self.files.get(&id).is_some_and(|k| k.probe.is_some()) {
+                    // Vanished: it speaks for its session through its grace.
+                    self.grace.vanished(id, now);
+                    continue;
+                }
+                self.grace.read(&id);
                 affected.extend(self.forget(&id));
                 if let Some(known) = known {
                     if let Some(p) = &known.probe {
@@ -459,7 +499,7 @@ impl Watcher {
                 (None, Some(l))
                     if l.row.dir_index == winner.0
                         && l.row.file == *winner.1
-                        && !read_now.contains(&winner) =>
+                        && (!read_now.contains(&winner) || self.grace.holds(&winner)) =>
                 {
                     Some(l)
                 }
@@ -612,6 +652,15 @@ impl Watcher {
             let until = Duration::try_from_secs_f64((deadline - self.now).max(0.0) + 0.001)
                 .unwrap_or(Duration::MAX);
             if until <= max_wait {
+                wake = start + until;
+                timer_due = true;
+            }
+        }
+        if let Some(check) = self.grace.next() {
+            // A vanished file's grace ends: look at it again.
+            let until =
+                Duration::try_from_secs_f64((check - self.now).max(0.0)).unwrap_or(Duration::MAX);
+            if until <= wake.saturating_duration_since(start) {
                 wake = start + until;
                 timer_due = true;
             }
