@@ -391,6 +391,28 @@ impl Clocks {
             })
     }
 
+    /// What these clocks become with `learned` (one read's samples) added,
+    /// if that gives some device its first estimate at `now`: a read that
+    /// saw several of a device's files, arrived [`BURST_S`] apart or more,
+    /// or a new copy of one file after an earlier read saw the last. The
+    /// read can then judge that device's files through the estimate rather
+    /// than the skew tolerance. `None` when no device gains one.
+    pub(crate) fn with_first_estimates(&self, learned: &Clocks, now: f64) -> Option<Clocks> {
+        let new: Vec<&String> = learned
+            .devices
+            .keys()
+            .filter(|d| self.estimate(d, now).is_none())
+            .collect();
+        if new.is_empty() {
+            return None;
+        }
+        let mut all = self.clone();
+        all.merge(learned, now);
+        new.iter()
+            .any(|d| all.estimate(d, now).is_some())
+            .then_some(all)
+    }
+
     /// The devices known, in all.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {

@@ -60,9 +60,37 @@ impl Registry {
         now: f64,
         mut each: impl FnMut(Row) -> bool,
     ) -> Result<(bool, Vec<Skipped>)> {
+        let mut known = None;
+        loop {
+            match self.list_once(opts, now, known.take(), &mut each)? {
+                Once::Done(exists, skipped) => return Ok((exists, skipped)),
+                // This read gave a writer its first clock estimate: read
+                // again through it (at most once: a pass given its clocks
+                // never asks again).
+                Once::Again(clocks) => known = Some(clocks),
+            }
+        }
+    }
+
+    /// One read of [`list_each`](Self::list_each), through the clocks
+    /// `known` (else those on disk). Without `known`, a read that gives a
+    /// writer its first estimate hands the clocks back before any row is
+    /// made, to be read again through them.
+    fn list_once(
+        &self,
+        opts: ListOptions,
+        now: f64,
+        known: Option<Clocks>,
+        each: &mut impl FnMut(Row) -> bool,
+    ) -> Result<Once> {
         let dirs = self.open_dirs()?;
         let owns = self.owns(&dirs)?;
-        let pass = Pass::begin(self, self.show_set(opts.all_profiles), &owns);
+        let show = self.show_set(opts.all_profiles);
+        let may_ask = known.is_none();
+        let pass = match known {
+            Some(known) => Pass::begin_with(self, show, &owns, known),
+            None => Pass::begin(self, show, &owns),
+        };
         // Each file is probed for the few fields dedupe and liveness need
         // and becomes a 48-byte slot; only a file that may be listed keeps
         // its bytes, in its thread's buffer. The groups are then decided by
@@ -202,6 +230,9 @@ impl Registry {
         }
         let mut slots = shared.into_inner().unwrap_or_else(|e| e.into_inner());
         pass.end(self, &learned, now);
+        if may_ask && let Some(clocks) = pass.first_estimates(&learned, now) {
+            return Ok(Once::Again(clocks));
+        }
         let name_of = |s: &dedupe::Slot| {
             scans
                 .get(s.dir as usize)
@@ -323,7 +354,7 @@ impl Registry {
                 true
             }
         });
-        Ok((all_exist, skipped))
+        Ok(Once::Done(all_exist, skipped))
     }
 
     /// For each of `dirs` (holding `counts` record files): where its scan
@@ -452,6 +483,14 @@ impl Registry {
         groups.sort_by(|a, b| a[0].listing_order(&b[0]));
         groups.into_iter().flatten().collect()
     }
+}
+
+/// How one read of a listing ended.
+enum Once {
+    /// Listed: whether every directory exists, and the files passed over.
+    Done(bool, Vec<Skipped>),
+    /// To be read again through these clocks.
+    Again(Clocks),
 }
 
 /// What one scan thread of a listing holds: the slots of the files it
@@ -595,4 +634,59 @@ fn in_order<T: Sync, R: Send>(
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{self, Selection};
+    use crate::local::LocalDirs;
+    use crate::registry::PublishRequest;
+
+    /// Two devices sharing one directory: a writer and a reader.
+    fn two(tmp: &std::path::Path) -> (Registry, Registry) {
+        let sel = Selection {
+            dir: Some(tmp.join("shared")),
+            ..Selection::default()
+        };
+        let reg = |name: &str| {
+            let local = LocalDirs::under(&tmp.join(name));
+            let (profile, _) = config::resolve(&sel, &local).unwrap();
+            Registry::new(profile, local).with_host(name)
+        };
+        (reg("writer"), reg("reader"))
+    }
+
+    #[test]
+    fn one_read_that_sees_a_writer_arrive_twice_judges_it_by_its_clock() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (writer, reader) = two(tmp.path());
+        // The writer's clock runs an hour behind; its two sessions arrive
+        // (their ctimes, this machine's clock) more than a burst apart.
+        let behind = |t: f64| t - 3600.0;
+        let mut req = PublishRequest::new("one");
+        req.ttl = Some(std::time::Duration::from_secs(60));
+        writer
+            .publish(&req, behind(crate::local::unix_now()))
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        req.session_id = "two".into();
+        writer
+            .publish(&req, behind(crate::local::unix_now()))
+            .unwrap();
+        // Nobody read the directory before: the first listing learns the
+        // writer's clock from both files and lists both through it, not
+        // through the skew tolerance (which would call them an hour old).
+        let now = crate::local::unix_now();
+        let listing = reader.list(ListOptions::default(), now).unwrap();
+        let mut live: Vec<&str> = listing
+            .rows
+            .iter()
+            .filter(|r| r.live)
+            .map(|r| r.record.session_id.as_str())
+            .collect();
+        live.sort();
+        assert_eq!(live, ["one", "two"]);
+        assert!(listing.rows.iter().all(|r| r.writer_offset_s.is_some()));
+    }
 }

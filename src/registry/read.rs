@@ -44,13 +44,25 @@ impl Pass {
     /// A pass over `registry`'s directories showing the labels of `show`,
     /// whose ledgers say `owns` (see [`Registry::owns`]).
     pub(crate) fn begin(registry: &Registry, show: ShowSet, owns: &[Own]) -> Pass {
+        Pass::begin_with(registry, show, owns, registry.local.clocks())
+    }
+
+    /// [`Pass::begin`] judging through the clocks `known` (what a pass
+    /// that just read the directories learned: see
+    /// [`Pass::first_estimates`]).
+    pub(crate) fn begin_with(
+        registry: &Registry,
+        show: ShowSet,
+        owns: &[Own],
+        known: Clocks,
+    ) -> Pass {
         let (skew, margin) = registry.tolerance();
         // Read, never created: a device that has published nothing has no
         // records of its own to read.
         let me = registry.local.existing_device_id().ok().flatten();
         Pass {
             show,
-            known: registry.local.clocks(),
+            known,
             ended: EndedHere::of(owns, me.as_deref()),
             me,
             skew,
@@ -185,6 +197,13 @@ impl Pass {
         if self.known.learns_from(learned, now) {
             let _ = registry.local.save_clocks(learned, now);
         }
+    }
+
+    /// The clocks to judge with, if what this pass `learned` gives a
+    /// writer its first estimate (see [`Clocks::with_first_estimates`]): a
+    /// reader that can judge that writer's files better now reads again.
+    pub(crate) fn first_estimates(&self, learned: &Clocks, now: f64) -> Option<Clocks> {
+        self.known.with_first_estimates(learned, now)
     }
 
     /// For a watcher, whose pass never ends: [`end`](Self::end) one batch,
