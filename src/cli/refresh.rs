@@ -2,12 +2,14 @@
 //! systemd timer), or a loop with `--every` until SIGINT/SIGTERM.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
-use presence::{Profile, RefreshOutcome, Registry};
+use presence::{Profile, RefreshOutcome, Registry, WatchOptions, Watcher};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
 use super::{Ctx, Exit, UsageError, signals};
@@ -48,6 +50,9 @@ fn registries(ctx: &Ctx, all_profiles: bool) -> anyhow::Result<Vec<Registry>> {
         .collect())
 }
 
+/// One pass: refreshes this device's records in each directory, then
+/// reads the directory to learn the other writers' clocks (see
+/// [`Learners`] for what `refresh --every` learns between passes).
 fn pass(registries: &[Registry], any_label: bool) -> anyhow::Result<RefreshOutcome> {
     let mut total = RefreshOutcome::default();
     for r in registries {
@@ -55,8 +60,77 @@ fn pass(registries: &[Registry], any_label: bool) -> anyhow::Result<RefreshOutco
             .refresh(any_label, presence::unix_now())
             .with_context(|| format!("cannot refresh records in {}", r.profile().dir.display()))?;
         total.merge(out);
+        // What it cannot learn now it learns at the next pass: a refresh
+        // that did its work does not fail for it.
+        let _ = r.learn_clocks(presence::unix_now());
     }
     Ok(total)
+}
+
+/// Between the rounds of `refresh --every`, a watcher on each directory
+/// reads what arrives, so that every writer's clock is learned from each
+/// of its refreshes (two arrivals give it an estimate), not only from the
+/// copies a round happens to read (each round still reads the directory
+/// itself, which is all a network mount without file events gets). Its
+/// events are not used. A watcher waits for a directory that does not exist
+/// yet; one that stops (its directory gone, unmounted) is started again at
+/// the next round.
+struct Learners {
+    stop: Arc<AtomicBool>,
+    each: Vec<(Registry, Option<std::thread::JoinHandle<()>>)>,
+}
+
+impl Learners {
+    fn new(registries: &[Registry]) -> Learners {
+        Learners {
+            stop: Arc::new(AtomicBool::new(false)),
+            each: registries.iter().map(|r| (r.clone(), None)).collect(),
+        }
+    }
+
+    /// Starts the watchers that do not run.
+    fn keep_up(&mut self) {
+        for (registry, thread) in &mut self.each {
+            if !thread.as_ref().is_some_and(|t| !t.is_finished()) {
+                let (registry, stop) = (registry.clone(), Arc::clone(&self.stop));
+                *thread = std::thread::Builder::new()
+                    .name("clock learner".into())
+                    .spawn(move || learn(registry, &stop))
+                    .ok();
+            }
+        }
+    }
+}
+
+impl Drop for Learners {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A learner's life: watch until told to stop or the watcher fails. A
+/// directory that does not exist yet (nothing was published to it) is
+/// waited for.
+fn learn(registry: Registry, stop: &AtomicBool) {
+    let mut opts = WatchOptions::default();
+    opts.all_profiles = true;
+    let mut watcher = loop {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        match Watcher::new(registry.clone(), opts, presence::unix_now()) {
+            Ok(w) => break w,
+            Err(_) => std::thread::sleep(Duration::from_secs(1)),
+        }
+    };
+    while !stop.load(Ordering::Relaxed) {
+        if watcher
+            .next_events(Duration::from_secs(1), presence::unix_now)
+            .is_err()
+        {
+            return;
+        }
+    }
 }
 
 fn report(ctx: &Ctx, json: bool, out: &RefreshOutcome) -> anyhow::Result<()> {
@@ -114,7 +188,9 @@ pub fn run(ctx: &Ctx, args: RefreshArgs) -> anyhow::Result<Exit> {
     }
     let sub = signals::subscribe(&[SIGINT, SIGTERM])?;
     let mut last: Option<(usize, usize, usize)> = None;
+    let mut learners = Learners::new(&regs);
     loop {
+        learners.keep_up();
         match pass(&regs, args.all_profiles) {
             Ok(out) => {
                 // In a loop, print a pass only when it differs from the last one.

@@ -72,6 +72,21 @@ impl Registry {
         }
     }
 
+    /// Reads every record file of the directories once, as `list` does,
+    /// only to learn every writer's clock (see the clock rules in
+    /// docs/syncthing.md), and lists nothing. The refresher does it at
+    /// every pass, so that the first `list` after a device joined already
+    /// judges that device's records through its clock: with no estimate
+    /// yet, a record from a clock more than the skew tolerance behind reads
+    /// as expired.
+    pub fn learn_clocks(&self, now: f64) -> Result<()> {
+        let opts = ListOptions {
+            all_profiles: true,
+            ..ListOptions::default()
+        };
+        self.list_each(opts, now, |_| false).map(|_| ())
+    }
+
     /// One read of [`list_each`](Self::list_each), through the clocks
     /// `known` (else those on disk). Without `known`, a read that gives a
     /// writer its first estimate hands the clocks back before any row is

@@ -190,8 +190,9 @@ impl Pass {
     }
 
     /// Step 4: writes down what the pass taught, if it says something new.
-    /// The pass itself goes on judging with what it knew when it began: a
-    /// read judges with what earlier reads learned. A failure to write is
+    /// The pass itself goes on judging with what it knew when it began —
+    /// but a `list` whose pass gave a writer its first estimate reads
+    /// again through it ([`Pass::first_estimates`]). A failure to write is
     /// not the reader's: the estimates are learned again on the next read.
     pub(crate) fn end(&self, registry: &Registry, learned: &Clocks, now: f64) {
         if self.known.learns_from(learned, now) {

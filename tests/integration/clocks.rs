@@ -116,8 +116,7 @@ fn a_stale_copy_of_a_dead_session_never_shows_once_its_writer_is_known() {
     assert_eq!(sessions(&a.list(&[])), ["live"]);
     std::thread::sleep(Duration::from_millis(2500));
     write_record(&dir, "other.live.json", &rec("live", now(), 90.0));
-    // A read judges with what earlier reads learned: this one learns.
-    assert!(a.list(&[])[0].writer_offset_s.is_none());
+    // The read that learns the clock (a second arrival) judges through it.
     let rows = a.list(&[]);
     assert!(rows[0].writer_offset_s.is_some(), "{rows:#?}");
     // A copy of a session of C that died a minute ago arrives now (C was
@@ -309,4 +308,109 @@ fn a_chmod_of_a_stale_record_does_not_make_it_live_again() {
         rows.len() == 1 && !rows[0].live && rows[0].state == "stale",
         "read {ahead} s on, the chmod made it live again: {rows:#?}"
     );
+}
+
+/// Whether `reader` has an estimate of `writer`'s clock in its
+/// `clocks.json` (what its refresher learned; `list` reads it from there).
+fn estimated(reader: &Device, writer: &str) -> bool {
+    let path = reader.root.join("home/.local/state/presence/clocks.json");
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines().any(|line| {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+        v["device"] == writer && v["clock"]["estimate"].is_number()
+    })
+}
+
+/// The record file of `session` in `dir`, and its `seq`.
+fn seq_of(dir: &Path, session: &str) -> Option<(std::path::PathBuf, u64)> {
+    let entry = std::fs::read_dir(dir).ok()?.find_map(|e| {
+        let e = e.ok()?;
+        let name = e.file_name().into_string().ok()?;
+        name.ends_with(&format!(".{session}.json"))
+            .then(|| e.path())
+    })?;
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&entry).ok()?).ok()?;
+    Some((entry, v["seq"].as_u64()?))
+}
+
+/// A writer an hour behind, refreshing every second; returns its owner and
+/// its refresher (which stop when dropped) and the device.
+fn an_hour_behind(w: &World, name: &str) -> (Device, KillOnDrop, KillOnDrop) {
+    let dev = w.device(name);
+    let owner = owner();
+    run_ok(
+        faked(dev.cmd(), "-3600")
+            .args(["publish", "--session", "late", "--ttl", "30s"])
+            .args(["--owner-pid", &owner.0.id().to_string()]),
+    );
+    let refresher = KillOnDrop(
+        faked(dev.cmd(), "-3600")
+            .args(["--quiet", "refresh", "--every", "1s"])
+            .spawn()
+            .unwrap(),
+    );
+    (dev, owner, refresher)
+}
+
+/// The reader's first look: `late` listed live, through the writer's clock.
+#[track_caller]
+fn listed_through_its_clock(reader: &Device) {
+    let rows = reader.list(&[]);
+    let row = rows.iter().find(|r| r.session_id == "late");
+    let row = row.unwrap_or_else(|| panic!("not on the first list: {rows:#?}"));
+    assert!(row.live, "{row:?}");
+    let offset = row.writer_offset_s.expect("listed through its clock");
+    assert!((-3660.0..=-3599.9).contains(&offset), "offset {offset}");
+}
+
+#[test]
+fn a_refresher_learns_a_writer_an_hour_behind_before_anyone_lists() {
+    let w = World::new();
+    let reader = w.device("a");
+    // The reader publishes nothing: its refresher runs for the clocks.
+    let learner = KillOnDrop(
+        reader
+            .cmd()
+            .args(["--quiet", "refresh", "--every", "80s"])
+            .spawn()
+            .unwrap(),
+    );
+    let (writer, _owner, _refresher) = an_hour_behind(&w, "b");
+    // Nobody lists on the reader. Its refresher's round reads the
+    // directory only every 80 s, longer than this test waits; between
+    // rounds its watcher reads each arrival, and two arrivals teach the
+    // writer's clock.
+    let id = writer.device_id();
+    wait_until(
+        "the reader's refresher to learn the clock",
+        PATIENCE,
+        || estimated(&reader, &id),
+    );
+    listed_through_its_clock(&reader);
+    drop(learner);
+}
+
+#[test]
+fn a_one_shot_refresh_learns_a_writer_an_hour_behind_from_two_passes() {
+    let w = World::new();
+    let reader = w.device("a");
+    let (writer, _owner, _refresher) = an_hour_behind(&w, "b");
+    // As a timer runs it: one pass, then another once a later refresh of
+    // the writer arrived (2 s or more after the first one seen).
+    let shared = w.shared();
+    let (_, first) = wait_for("the writer's record", PATIENCE, || {
+        seq_of(&shared, "late").ok_or("none")
+    })
+    .0;
+    run_ok(reader.cmd().args(["--quiet", "refresh"]));
+    assert!(
+        !estimated(&reader, &writer.device_id()),
+        "one arrival taught"
+    );
+    wait_until("three more refreshes of the writer", PATIENCE, || {
+        seq_of(&shared, "late").is_some_and(|(_, seq)| seq >= first + 3)
+    });
+    run_ok(reader.cmd().args(["--quiet", "refresh"]));
+    assert!(estimated(&reader, &writer.device_id()));
+    listed_through_its_clock(&reader);
 }
