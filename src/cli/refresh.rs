@@ -91,7 +91,7 @@ impl Learners {
     /// Starts the watchers that do not run.
     fn keep_up(&mut self) {
         for (registry, thread) in &mut self.each {
-            if !thread.as_ref().is_some_and(|t| !t.is_finished()) {
+            if thread.as_ref().is_none_or(|t| t.is_finished()) {
                 let (registry, stop) = (registry.clone(), Arc::clone(&self.stop));
                 *thread = std::thread::Builder::new()
                     .name("clock learner".into())
