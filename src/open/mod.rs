@@ -51,7 +51,7 @@ pub enum OpenError {
     #[error("the endpoint was redacted (it carried a credential) and cannot be opened")]
     Redacted,
     /// A part of the endpoint (or a value a handler needs) is refused.
-    #[error("refused to open: the endpoint's {field} \"{value}\" {why}")]
+    #[error("refused to open: {} \"{value}\" {why}", part_name(field))]
     Invalid {
         /// The part: `endpoint`, `scheme`, `user`, `host`, `port`, `path`,
         /// `session`, `session_id`, or `url` (the whole endpoint, as a
@@ -87,5 +87,15 @@ fn invalid(field: &'static str, value: &str, why: impl Into<String>) -> OpenErro
         field,
         value: value.to_string(),
         why: why.into(),
+    }
+}
+
+/// How an [`OpenError::Invalid`] names the part it refuses: the whole
+/// endpoint as itself, any other part as the endpoint's.
+fn part_name(field: &str) -> String {
+    match field {
+        "endpoint" => "the endpoint".into(),
+        "url" => "the endpoint (as {url})".into(),
+        part => format!("the endpoint's {part}"),
     }
 }

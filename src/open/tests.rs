@@ -272,6 +272,13 @@ fn errors_name_the_part_and_quote_the_value() {
     );
     let e = builtin("ssh://desk\n").unwrap_err().to_string();
     assert!(e.contains("\"ssh://desk\n\" contains"), "{e}");
+    // The whole endpoint is named as itself, never "the endpoint's endpoint".
+    let e = builtin("ssh://desk/x?x=1").unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "refused to open: the endpoint \"ssh://desk/x?x=1\" has a query or fragment, \
+         which ssh:// does not take"
+    );
     let e = builtin("ssh://desk/a%E2%80%AEb").unwrap_err().to_string();
     assert!(e.contains("\"/a\u{202e}b\" contains"), "{e}");
     // The character at fault is named without an escape of its own.
