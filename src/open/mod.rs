@@ -94,8 +94,8 @@ fn invalid(field: &'static str, value: &str, why: impl Into<String>) -> OpenErro
 /// endpoint as itself, any other part as the endpoint's.
 fn part_name(field: &str) -> String {
     match field {
-        "endpoint" => "the endpoint".into(),
-        "url" => "the endpoint (as {url})".into(),
+        // `url`: the whole endpoint, as a configured template's `{url}`.
+        "endpoint" | "url" => "the endpoint".into(),
         part => format!("the endpoint's {part}"),
     }
 }
