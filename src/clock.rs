@@ -21,6 +21,15 @@
 //!   the skew tolerance, as before ([`WriterClock::Unknown`]); the largest
 //!   sample of the window still bounds when its copies can have arrived
 //!   (see liveness.rs), which only ever ends them sooner.
+//! - **Learned before anyone looks.** Every read teaches, the refresher's
+//!   too: each `presence refresh` pass reads the directory after its own
+//!   writes, and `refresh --every` watches it between rounds, so each
+//!   arrival is a sample even when no user lists. A single read that sees
+//!   several files of one device arriving [`BURST_S`] apart learns from
+//!   them alone, and `list` then reads again through that first estimate
+//!   ([`Clocks::with_first_estimates`]). The mtime a sync engine carries
+//!   over is no second sample: it is the writer's clock at the instant of
+//!   its `updated_at`. (docs/record-format.md states the rule for users.)
 //! - **Bounded.** Devices unseen for [`FORGET_AFTER_S`] are forgotten, and
 //!   at most [`MAX_DEVICES`] are kept ([`Clocks::prune`]).
 //!
