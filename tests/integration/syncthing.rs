@@ -14,7 +14,12 @@
 //! config.xml by hand gets Go zero values, so `maxConflicts` must be spelled
 //! out or conflict copies are silently dropped; `STHASHING=minio` skips a
 //! startup benchmark; files arrive as `.syncthing.NAME.tmp` plus a rename, and
-//! the receiver's ctime is its own arrival time.
+//! the receiver's ctime is its own arrival time; a changed file is replaced
+//! on the receiver by removing the old one and then renaming the temp file,
+//! so its name is briefly absent there; and a file changed more often than
+//! `fsWatcherDelayS` is picked up by the sender's watcher only every six
+//! delays (6 s here), so a test that needs every version to travel asks for
+//! a scan after each.
 //!
 //! Nothing here depends on how fast the machine is: every wait is for a
 //! condition, with [`PATIENCE`]; a record that must stay live across devices
@@ -1304,4 +1309,341 @@ fn syncthing_an_own_record_deleted_on_the_other_device_is_back_within_a_refresh(
         "11 own record deleted on B -> written again by A's refresher, listed on B",
         back,
     );
+}
+
+/// `watch --json` on `dev`, killed when dropped, and its lines as they come.
+fn watch_json(dev: &Device) -> (KillOnDrop, std::sync::mpsc::Receiver<String>) {
+    let Stream { child, lines } = Stream::start(dev, &["watch", "--json"]);
+    (KillOnDrop(child), lines)
+}
+
+/// Reads watch lines until the `ready` one, and returns its count.
+fn until_ready(lines: &std::sync::mpsc::Receiver<String>) -> usize {
+    loop {
+        let line = lines
+            .recv_timeout(PATIENCE)
+            .unwrap_or_else(|_| panic!("watch printed no `ready` within {PATIENCE:?}"));
+        let e = JsonEvent::parse(&line);
+        if e.event == "ready" {
+            return e.count.unwrap();
+        }
+    }
+}
+
+/// The `down` events among `events`, as `session reason` (for a message).
+fn downs(events: &[JsonEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e.event == "down")
+        .map(|e| format!("{} {}", e.session().unwrap(), e.reason.as_deref().unwrap()))
+        .collect()
+}
+
+/// The file at `path` as one version: its record's `seq` and when that
+/// version arrived (ctime, Unix seconds); `None` while the file is absent
+/// (a sync engine replaces a file by removing it first) or not a record.
+fn version_at(path: &Path) -> Option<(u64, f64)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut f = std::fs::File::open(path).ok()?;
+    let m = f.metadata().ok()?;
+    let mut text = String::new();
+    f.read_to_string(&mut text).ok()?;
+    let seq = serde_json::from_str::<Value>(&text).ok()?["seq"].as_u64()?;
+    Some((seq, m.ctime() as f64 + m.ctime_nsec() as f64 / 1e9))
+}
+
+/// Syncthing replaces a changed file on the receiver by removing it and then
+/// renaming its temp file into place, so a record re-published fast is now
+/// and then absent on B for a moment. Neither B's listing nor B's watcher
+/// takes that for an ending: once listed, the session is in every later
+/// listing, the watcher never prints `down` for it, and its last title
+/// reaches B. A real clear still reaches B's watcher as `down` (cleared).
+#[test]
+fn syncthing_a_fast_refreshed_record_never_goes_down_on_the_receiver() {
+    let _one = lock();
+    let w = World::new();
+    let p = Pair::up(&w, "");
+    let ttl = format!("{}s", p.ttl());
+    let (_watch, lines) = watch_json(&p.pb);
+    assert_eq!(until_ready(&lines), 0, "watch on B");
+    // A re-publishes the session with a new title every ~0.3 s, and its
+    // daemon scans after each publish: its watcher alone would gather a file
+    // changed this often into one change every few seconds, and B would
+    // replace its copy only that often.
+    const TIMES: usize = 80;
+    let last_title = format!("t{TIMES}");
+    let (polls, first, missed, listed_last) = std::thread::scope(|s| {
+        let publisher = s.spawn(|| {
+            for i in 1..=TIMES {
+                p.pa.publish("flap", &["--title", &format!("t{i}"), "--ttl", &ttl]);
+                p.a.scan();
+                std::thread::sleep(Duration::from_millis(300));
+            }
+        });
+        // Meanwhile B lists over and over, until the last title is listed.
+        let start = Instant::now();
+        let (mut polls, mut first, mut missed) = (0, None, Vec::new());
+        let mut published = None;
+        loop {
+            let row = listed(&p.pb, "flap");
+            polls += 1;
+            match (&row, first) {
+                (Some(_), None) => first = Some(polls),
+                (None, Some(_)) => missed.push(polls),
+                _ => {}
+            }
+            if published.is_none() && publisher.is_finished() {
+                published = Some(start.elapsed());
+            }
+            if published.is_some() && row.is_some_and(|r| r.title == last_title) {
+                break;
+            }
+            assert!(
+                published.is_none_or(|d| start.elapsed() < d + PATIENCE),
+                "the last title {last_title} listed on B: not within {PATIENCE:?} of the last publish"
+            );
+        }
+        publisher.join().expect("A's publishes");
+        (polls, first, missed, start.elapsed())
+    });
+    // The watcher's lines so far, then until it shows the last title.
+    let mut events: Vec<JsonEvent> = lines.try_iter().map(|l| JsonEvent::parse(&l)).collect();
+    let shows_last =
+        |e: &JsonEvent| (e.event == "up" || e.event == "update") && e.row().title == last_title;
+    while !events.iter().any(shows_last) {
+        let line = lines.recv_timeout(PATIENCE).unwrap_or_else(|_| {
+            panic!("watch on B: no event with {last_title} within {PATIENCE:?}")
+        });
+        events.push(JsonEvent::parse(&line));
+    }
+    let first = first.expect("flap listed on B");
+    let titles: std::collections::BTreeSet<&str> = events
+        .iter()
+        .filter(|e| e.event == "up" || e.event == "update")
+        .map(|e| e.row().title.as_str())
+        .collect();
+    println!(
+        "syncthing e2e: 12 {TIMES} publishes on A -> {polls} listings on B, first with flap: #{first}, \
+         without it after that: {}; watch events: {}, titles seen: {}, downs: {}",
+        missed.len(),
+        events.len(),
+        titles.len(),
+        downs(&events).len()
+    );
+    assert!(
+        missed.is_empty() && downs(&events).is_empty(),
+        "a session re-published on A was absent from {} of B's {} later listings ({missed:?}), \
+         and B's watcher printed these downs: {:?}",
+        missed.len(),
+        polls - first,
+        downs(&events)
+    );
+    report(
+        "12 first publish on A -> the last of the fast titles listed on B",
+        listed_last,
+    );
+    // A clear is an ending: B's watcher says so.
+    let start = Instant::now();
+    p.pa.run(&["clear", "--session", "flap"]).success();
+    let down = loop {
+        let line = lines
+            .recv_timeout(PATIENCE)
+            .unwrap_or_else(|_| panic!("watch on B: no down within {PATIENCE:?} of the clear"));
+        let e = JsonEvent::parse(&line);
+        if e.event == "down" {
+            break e;
+        }
+    };
+    assert_eq!(
+        (down.session(), down.reason.as_deref()),
+        (Some("flap"), Some("cleared")),
+        "watch on B"
+    );
+    report("12 clear on A -> down (cleared) on B", start.elapsed());
+}
+
+/// 200 sessions refreshed every second on A: 200 files replaced on B every
+/// second, each by a remove and a rename. Every listing on B has all 200,
+/// and B's watcher prints no `down` while they live; a record file that is
+/// really deleted (as another device's `expire` would) still reaches the
+/// watcher as `down` (cleared).
+#[test]
+fn syncthing_200_sessions_refreshed_every_second_are_never_short() {
+    let _one = lock();
+    let w = World::new();
+    let p = Pair::up(&w, "");
+    let ttl = format!("{}s", p.ttl());
+    let owner = owner();
+    let pid = owner.0.id().to_string();
+    let start = Instant::now();
+    for i in 0..200 {
+        p.pa.publish(
+            &format!("many-{i:03}"),
+            &["--ttl", &ttl, "--owner-pid", &pid],
+        );
+    }
+    report("13 200 publishes on A", start.elapsed());
+    // Every second, within the profile's bound (ttl / 3 of 90 s).
+    let mut refresher = KillOnDrop(
+        p.pa.cmd()
+            .args(["--quiet", "refresh", "--every", "1s"])
+            .spawn()
+            .unwrap(),
+    );
+    let d = wait_until("all 200 listed on B", PATIENCE, || {
+        p.pb.list(&[]).len() == 200
+    });
+    report("13 200 publishes on A -> all listed on B", d);
+    let (_watch, lines) = watch_json(&p.pb);
+    let initial = until_ready(&lines);
+    // ~20 s of listings on B while A refreshes all 200 every second.
+    let start = Instant::now();
+    let (mut polls, mut short) = (0, Vec::new());
+    while start.elapsed() < Duration::from_secs(20) {
+        let rows = p.pb.list(&[]);
+        polls += 1;
+        if rows.len() != 200 {
+            short.push(rows.len());
+        }
+    }
+    let events: Vec<JsonEvent> = lines.try_iter().map(|l| JsonEvent::parse(&l)).collect();
+    let rounds = seq_at(&p.a.folder.join(record_file(&p.a.folder, "many-000")));
+    println!(
+        "syncthing e2e: 13 20 s of 200 sessions refreshed every second (seq of one: {rounds:?}): \
+         {polls} listings on B, short: {}, watch initial set {initial}, events after it: {}, downs: {}",
+        short.len(),
+        events.len(),
+        downs(&events).len()
+    );
+    assert!(
+        short.is_empty() && downs(&events).is_empty(),
+        "{} of {polls} listings on B did not have all 200 live sessions (counts {short:?}); \
+         B's watcher printed {} downs: {:?}",
+        short.len(),
+        downs(&events).len(),
+        downs(&events).iter().take(10).collect::<Vec<_>>()
+    );
+    // The refresher stops (else it would write a deleted file again: its
+    // owner still runs), then one record file is deleted on A.
+    assert!(kill("-TERM", &[&refresher.0.id().to_string()]));
+    refresher.0.wait().unwrap();
+    let file = record_file(&p.a.folder, "many-000");
+    let start = Instant::now();
+    std::fs::remove_file(p.a.folder.join(&file)).unwrap();
+    let down = loop {
+        let line = lines
+            .recv_timeout(PATIENCE)
+            .unwrap_or_else(|_| panic!("watch on B: no down within {PATIENCE:?} of the delete"));
+        let e = JsonEvent::parse(&line);
+        if e.event == "down" {
+            break e;
+        }
+    };
+    assert_eq!(
+        (down.session(), down.reason.as_deref()),
+        (Some("many-000"), Some("cleared")),
+        "watch on B: the first down after the delete"
+    );
+    report(
+        "13 record file deleted on A -> down (cleared) on B",
+        start.elapsed(),
+    );
+    drop(owner);
+}
+
+/// A reader device whose only `presence` use is `refresh --every` (it
+/// publishes nothing, and nobody on it has ever listed) learns the other
+/// devices' clocks from what arrives: writers 1 h and 10 min behind, on
+/// time, and 10 min and 1 h ahead are all listed live on its very first
+/// `list`, once two refreshes of each (at least two seconds apart, what a
+/// first estimate needs) have arrived.
+#[test]
+fn syncthing_a_writer_an_hour_behind_is_listed_on_a_readers_first_list() {
+    let _one = lock();
+    let w = World::new();
+    let p = Pair::up(&w, "");
+    let ttl = p.ttl();
+    let mut b_refresher = KillOnDrop(
+        p.pb.cmd()
+            .args(["--quiet", "refresh", "--every", "1s"])
+            .spawn()
+            .unwrap(),
+    );
+    // Five writer devices on A (a clock is a device's, not a session's),
+    // each publishing one session and refreshing it every second.
+    let writers: Vec<_> = [
+        ("-3600", "behind-1h"),
+        ("-600", "behind-10m"),
+        ("+0", "on-time"),
+        ("+600", "ahead-10m"),
+        ("+3600", "ahead-1h"),
+    ]
+    .into_iter()
+    .map(|(offset, session)| {
+        let dev = w.bare_device(&format!("writer-{session}"));
+        dev.write_config(&format!(
+            "[profiles.default]\ndir = {:?}\n",
+            p.a.folder.display().to_string()
+        ));
+        let (owner, refresher) = skewed_writer(&dev, session, offset, ttl);
+        let on_b = p.b.folder.join(record_file(&p.a.folder, session));
+        (session, on_b, owner, refresher)
+    })
+    .collect();
+    // Two refreshes of each reach B, the second at least 2 s after the
+    // first copy B had: seen by reading B's folder, never by `presence`.
+    let mut firsts: Vec<Option<(u64, f64)>> = vec![None; writers.len()];
+    let (_, d) = wait_for("two refreshes of each writer on B", PATIENCE, || {
+        let mut waiting = Vec::new();
+        for ((session, on_b, ..), first) in writers.iter().zip(firsts.iter_mut()) {
+            let now = version_at(on_b);
+            if first.is_none() {
+                *first = now;
+            }
+            let arrived = match (*first, now) {
+                (Some((seq0, at0)), Some((seq, at))) => seq >= seq0 + 2 && at >= at0 + 2.0,
+                _ => false,
+            };
+            if !arrived {
+                waiting.push((*session, *first, now));
+            }
+        }
+        if waiting.is_empty() {
+            Ok(())
+        } else {
+            Err(waiting)
+        }
+    });
+    report(
+        "14 five skewed writers on A -> two refreshes of each on B",
+        d,
+    );
+    assert!(
+        b_refresher.0.try_wait().unwrap().is_none(),
+        "B's refresh --every exited"
+    );
+    // B's very first listing.
+    let rows = p.pb.list(&[]);
+    let missing: Vec<&str> = writers
+        .iter()
+        .map(|(session, ..)| *session)
+        .filter(|s| !rows.iter().any(|r| r.session_id == *s && r.live))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "not live on B's first list: {missing:?}; listed: {:?}; with expired ones: {:?}",
+        rows.iter()
+            .map(|r| (&r.session_id, r.writer_offset_s))
+            .collect::<Vec<_>>(),
+        p.pb.list(&["--include-expired"])
+            .iter()
+            .map(|r| (&r.session_id, &r.state, r.writer_offset_s))
+            .collect::<Vec<_>>()
+    );
+    let offsets: Vec<_> = rows
+        .iter()
+        .map(|r| format!("{} {:?}", r.session_id, r.writer_offset_s))
+        .collect();
+    println!("syncthing e2e: 14 B's first list, learned offsets: {offsets:?}");
+    drop(writers);
 }
