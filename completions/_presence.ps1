@@ -258,6 +258,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('hermes', 'hermes', [CompletionResultType]::ParameterValue, 'Hermes Agent''s shell hook: reads the event JSON on stdin, publishes or clears the session it names; prints nothing on stdout')
+            [CompletionResult]::new('claude', 'claude', [CompletionResultType]::ParameterValue, 'Claude Code''s command hook: reads the event JSON on stdin, publishes, updates or clears the session it names; prints nothing on stdout and never exits 2 (which would block Claude)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -273,12 +274,28 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'presence;hook;claude' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'presence;hook;help' {
             [CompletionResult]::new('hermes', 'hermes', [CompletionResultType]::ParameterValue, 'Hermes Agent''s shell hook: reads the event JSON on stdin, publishes or clears the session it names; prints nothing on stdout')
+            [CompletionResult]::new('claude', 'claude', [CompletionResultType]::ParameterValue, 'Claude Code''s command hook: reads the event JSON on stdin, publishes, updates or clears the session it names; prints nothing on stdout and never exits 2 (which would block Claude)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'presence;hook;help;hermes' {
+            break
+        }
+        'presence;hook;help;claude' {
             break
         }
         'presence;hook;help;help' {
@@ -460,9 +477,13 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
         }
         'presence;help;hook' {
             [CompletionResult]::new('hermes', 'hermes', [CompletionResultType]::ParameterValue, 'Hermes Agent''s shell hook: reads the event JSON on stdin, publishes or clears the session it names; prints nothing on stdout')
+            [CompletionResult]::new('claude', 'claude', [CompletionResultType]::ParameterValue, 'Claude Code''s command hook: reads the event JSON on stdin, publishes, updates or clears the session it names; prints nothing on stdout and never exits 2 (which would block Claude)')
             break
         }
         'presence;help;hook;hermes' {
+            break
+        }
+        'presence;help;hook;claude' {
             break
         }
         'presence;help;setup' {

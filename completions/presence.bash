@@ -148,14 +148,23 @@ _presence() {
             presence__subcmd__help__subcmd__config,show)
                 cmd="presence__subcmd__help__subcmd__config__subcmd__show"
                 ;;
+            presence__subcmd__help__subcmd__hook,claude)
+                cmd="presence__subcmd__help__subcmd__hook__subcmd__claude"
+                ;;
             presence__subcmd__help__subcmd__hook,hermes)
                 cmd="presence__subcmd__help__subcmd__hook__subcmd__hermes"
+                ;;
+            presence__subcmd__hook,claude)
+                cmd="presence__subcmd__hook__subcmd__claude"
                 ;;
             presence__subcmd__hook,help)
                 cmd="presence__subcmd__hook__subcmd__help"
                 ;;
             presence__subcmd__hook,hermes)
                 cmd="presence__subcmd__hook__subcmd__hermes"
+                ;;
+            presence__subcmd__hook__subcmd__help,claude)
+                cmd="presence__subcmd__hook__subcmd__help__subcmd__claude"
                 ;;
             presence__subcmd__hook__subcmd__help,help)
                 cmd="presence__subcmd__hook__subcmd__help__subcmd__help"
@@ -662,8 +671,22 @@ _presence() {
             return 0
             ;;
         presence__subcmd__help__subcmd__hook)
-            opts="hermes"
+            opts="hermes claude"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        presence__subcmd__help__subcmd__hook__subcmd__claude)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -802,7 +825,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__hook)
-            opts="-v -q -h --profile --config --dir --verbose --quiet --help hermes help"
+            opts="-v -q -h --profile --config --dir --verbose --quiet --help hermes claude help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -827,9 +850,49 @@ _presence() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        presence__subcmd__hook__subcmd__help)
-            opts="hermes help"
+        presence__subcmd__hook__subcmd__claude)
+            opts="-v -q -h --profile --config --dir --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --profile)
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        presence__subcmd__hook__subcmd__help)
+            opts="hermes claude help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        presence__subcmd__hook__subcmd__help__subcmd__claude)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -244,6 +244,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
             cand hermes 'Hermes Agent''s shell hook: reads the event JSON on stdin, publishes or clears the session it names; prints nothing on stdout'
+            cand claude 'Claude Code''s command hook: reads the event JSON on stdin, publishes, updates or clears the session it names; prints nothing on stdout and never exits 2 (which would block Claude)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'presence;hook;hermes'= {
@@ -257,11 +258,25 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'presence;hook;claude'= {
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Print only errors'
+            cand --quiet 'Print only errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'presence;hook;help'= {
             cand hermes 'Hermes Agent''s shell hook: reads the event JSON on stdin, publishes or clears the session it names; prints nothing on stdout'
+            cand claude 'Claude Code''s command hook: reads the event JSON on stdin, publishes, updates or clears the session it names; prints nothing on stdout and never exits 2 (which would block Claude)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'presence;hook;help;hermes'= {
+        }
+        &'presence;hook;help;claude'= {
         }
         &'presence;hook;help;help'= {
         }
@@ -418,8 +433,11 @@ set edit:completion:arg-completer[presence] = {|@words|
         }
         &'presence;help;hook'= {
             cand hermes 'Hermes Agent''s shell hook: reads the event JSON on stdin, publishes or clears the session it names; prints nothing on stdout'
+            cand claude 'Claude Code''s command hook: reads the event JSON on stdin, publishes, updates or clears the session it names; prints nothing on stdout and never exits 2 (which would block Claude)'
         }
         &'presence;help;hook;hermes'= {
+        }
+        &'presence;help;hook;claude'= {
         }
         &'presence;help;setup'= {
         }

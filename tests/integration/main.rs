@@ -6,6 +6,7 @@
 mod harness;
 
 mod authorship;
+mod claude_hook;
 mod cli;
 mod clocks;
 mod differential;

@@ -1,3 +1,5 @@
+//! `presence hook hermes` and `presence hook claude`: agent hooks.
+//!
 //! `presence hook hermes`: a Hermes Agent shell hook. Hermes runs the
 //! command (without a shell) for each event its `hooks:` block names, with
 //! one JSON object on stdin: `hook_event_name`, `session_id`, `cwd` (Hermes'
@@ -10,6 +12,8 @@
 //! know end in exit 0, the former with one line on stderr, so a hook never
 //! gets in the agent's way; a record that cannot be written exits 1, which
 //! Hermes logs with the stderr line and goes on.
+//!
+//! `presence hook claude`: a Claude Code command hook (see [`claude`]).
 
 use std::collections::BTreeMap;
 use std::io::{BufReader, Read as _};
@@ -43,6 +47,10 @@ pub enum Agent {
     /// Hermes Agent's shell hook: reads the event JSON on stdin, publishes or
     /// clears the session it names; prints nothing on stdout
     Hermes,
+    /// Claude Code's command hook: reads the event JSON on stdin, publishes,
+    /// updates or clears the session it names; prints nothing on stdout and
+    /// never exits 2 (which would block Claude)
+    Claude,
 }
 
 /// The part of Hermes' hook payload this command reads; the rest (the
@@ -81,6 +89,7 @@ fn text(v: &Value) -> Option<String> {
 pub fn run(ctx: &Ctx, args: HookArgs) -> anyhow::Result<Exit> {
     match args.agent {
         Agent::Hermes => hermes(ctx),
+        Agent::Claude => claude::run(ctx),
     }
 }
 
@@ -139,6 +148,8 @@ fn hermes(ctx: &Ctx) -> anyhow::Result<Exit> {
     }
     Ok(Exit::Ok)
 }
+
+mod claude;
 
 /// What one event does.
 enum Action {
