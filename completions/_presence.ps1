@@ -234,6 +234,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
         }
         'presence;watch' {
             [CompletionResult]::new('--poll', '--poll', [CompletionResultType]::ParameterName, 'Poll the directory every DUR instead of using native file events (for network and FUSE mounts) [default DUR: 2s, at least 100ms]')
+            [CompletionResult]::new('--on', '--on', [CompletionResultType]::ParameterName, 'Run CMD (after `--`) each time a session goes into status STATE (`up`, `down`: appears, leaves); repeatable; fields in its environment as PRESENCE_SESSION, PRESENCE_HOST, PRESENCE_TITLE, PRESENCE_STATUS, …')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]')

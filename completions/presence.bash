@@ -1296,13 +1296,17 @@ _presence() {
             return 0
             ;;
         presence__subcmd__watch)
-            opts="-v -q -h --json --poll --all-profiles --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --json --poll --all-profiles --on --profile --config --dir --verbose --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --poll)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --on)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

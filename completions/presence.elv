@@ -221,6 +221,7 @@ set edit:completion:arg-completer[presence] = {|@words|
         }
         &'presence;watch'= {
             cand --poll 'Poll the directory every DUR instead of using native file events (for network and FUSE mounts) [default DUR: 2s, at least 100ms]'
+            cand --on 'Run CMD (after `--`) each time a session goes into status STATE (`up`, `down`: appears, leaves); repeatable; fields in its environment as PRESENCE_SESSION, PRESENCE_HOST, PRESENCE_TITLE, PRESENCE_STATUS, …'
             cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
             cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
             cand --dir 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]'

@@ -207,6 +207,7 @@ complete -c presence -n "__fish_presence_using_subcommand expire" -s v -l verbos
 complete -c presence -n "__fish_presence_using_subcommand expire" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand expire" -s h -l help -d 'Print help'
 complete -c presence -n "__fish_presence_using_subcommand watch" -l poll -d 'Poll the directory every DUR instead of using native file events (for network and FUSE mounts) [default DUR: 2s, at least 100ms]' -r
+complete -c presence -n "__fish_presence_using_subcommand watch" -l on -d 'Run CMD (after `--`) each time a session goes into status STATE (`up`, `down`: appears, leaves); repeatable; fields in its environment as PRESENCE_SESSION, PRESENCE_HOST, PRESENCE_TITLE, PRESENCE_STATUS, …' -r
 complete -c presence -n "__fish_presence_using_subcommand watch" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand watch" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand watch" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F

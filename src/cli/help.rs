@@ -109,18 +109,22 @@ help!(
     WATCH,
     "  presence watch
   presence watch --json                    # NDJSON for apps: up, update, down, ready
-  presence watch --poll 2s                 # network filesystems without file events",
+  presence watch --poll 2s                 # network filesystems without file events
+  presence watch --on waiting -- notify-send 'a session waits'   # CMD per transition, fields in its env",
     exit_common!()
 );
 
 help!(
     HOOK,
     "  presence hook hermes                     # in Hermes' config.yaml `hooks:` block
+  presence hook claude                     # in Claude Code's settings.json `hooks` block
   presence --profile work hook hermes      # the same, into another profile's directory",
     "  0  done, or ignored: an event of no interest, input that is not an event
      (one line on stderr); nothing is ever printed on stdout
-  1  the record cannot be written (Hermes logs the stderr line and goes on)
-  2  stdin is a terminal: the event comes from Hermes"
+  1  the record cannot be written (the agent logs the stderr line and goes on);
+     for `hook claude`, any failure, a terminal on stdin included
+  2  `hook hermes` only: stdin is a terminal (the event comes from Hermes);
+     `hook claude` never exits 2, which would block Claude"
 );
 
 help!(

@@ -8,6 +8,8 @@ mod devices;
 mod doctor;
 pub mod exit;
 mod expire;
+#[cfg(test)]
+mod fixtures;
 mod help;
 mod hook;
 mod json;
@@ -22,6 +24,7 @@ mod show;
 mod signals;
 mod template;
 mod watch;
+mod watch_on;
 
 use std::path::PathBuf;
 

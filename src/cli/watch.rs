@@ -26,6 +26,12 @@ pub struct WatchArgs {
     /// Show the records of every label in this profile's directory, not only those its `show` names (other profiles' directories are not read)
     #[arg(long)]
     pub all_profiles: bool,
+    /// Run CMD (after `--`) each time a session goes into status STATE (`up`, `down`: appears, leaves); repeatable; fields in its environment as PRESENCE_SESSION, PRESENCE_HOST, PRESENCE_TITLE, PRESENCE_STATUS, …
+    #[arg(long = "on", value_name = "STATE")]
+    pub on: Vec<String>,
+    /// The command `--on` runs, without a shell
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 /// `--poll`'s value: a duration of at least [`MIN_POLL`] (a usage error
@@ -165,6 +171,7 @@ fn epoch() -> String {
 
 pub fn run(ctx: &Ctx, args: WatchArgs) -> anyhow::Result<Exit> {
     let sub = signals::subscribe(&[SIGINT, SIGTERM])?;
+    let mut on = super::watch_on::On::new(args.on, args.command, args.json)?;
     let (mut watcher, opener) = start(ctx, args.poll, args.all_profiles)?;
     let mut p = Printer {
         json: args.json.then_some(opener),
@@ -181,6 +188,14 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> anyhow::Result<Exit> {
     while sub.rx.try_recv().is_err() {
         for e in watcher.next_events(TICK, presence::unix_now)? {
             p.event(&mut out, &e)?;
+            if let Some(on) = &mut on
+                && let Err(err) = on.event(&e, presence::unix_now())
+            {
+                ctx.warn(format_args!("--on: cannot run the command: {err}"));
+            }
+        }
+        if let Some(on) = &mut on {
+            on.reap();
         }
     }
     Ok(Exit::Ok)

@@ -20,6 +20,7 @@ mod layers;
 mod lifecycle;
 mod lives;
 mod no_panic;
+mod notify;
 mod open;
 mod patch;
 mod redact;
