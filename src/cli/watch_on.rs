@@ -147,6 +147,9 @@ impl On {
             .stdin(Stdio::null())
             .envs(environment(row, kind, &state, reason.as_deref()));
         if self.json {
+            // Not a print: the child's stdout is handed our stderr, so that
+            // the JSON stream on stdout stays JSON.
+            #[allow(clippy::disallowed_methods)]
             cmd.stdout(std::io::stderr());
         }
         self.children.push(cmd.spawn()?);
