@@ -242,6 +242,60 @@ pub fn error(text: impl Display) {
     eline(&Styled::new(format_args!("presence: error: {text}")));
 }
 
+/// `presence: error: ` and `err` with its causes on stderr, in the lines
+/// of [`error_lines`].
+pub fn report(err: &anyhow::Error) {
+    let lines = error_lines(err.chain());
+    let mut lines = lines.iter();
+    error(lines.next().map_or("", String::as_str));
+    for line in lines {
+        eline(&Styled::new(line));
+    }
+}
+
+/// An error and its causes as anyhow's `{:#}` joins them (`context: cause:
+/// cause`), as lines for a person, not yet made safe: the first line, then
+/// the lines of a message that has them (a TOML error's caret diagram:
+/// [`keeps_its_lines`]), each already indented by the message. A newline
+/// anywhere else (one in a file name from the directory) stays in its
+/// line, where [`Styled`] shows it as `\n`.
+pub fn error_lines<'a>(
+    chain: impl Iterator<Item = &'a (dyn std::error::Error + 'static)>,
+) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for (i, cause) in chain.enumerate() {
+        let text = cause.to_string();
+        let mut parts: Vec<&str> = if keeps_its_lines(cause) {
+            text.split('\n').collect()
+        } else {
+            vec![&text]
+        };
+        let first = parts.remove(0);
+        if let Some(last) = lines.last_mut() {
+            if i > 0 {
+                last.push_str(": ");
+            }
+            last.push_str(first);
+        }
+        lines.extend(parts.into_iter().map(String::from));
+    }
+    lines
+}
+
+/// Whether `cause`'s message is lines of its own: a configuration file
+/// that does not parse, whose message (the parser's) points at the line
+/// with a caret diagram under it. Its text comes from the configuration
+/// file and the parser, never from the shared directory; every line is
+/// still made safe on its own.
+fn keeps_its_lines(cause: &(dyn std::error::Error + 'static)) -> bool {
+    use presence::{ConfigError, Error};
+    let config = match cause.downcast_ref::<Error>() {
+        Some(Error::Config(c)) => Some(c),
+        _ => cause.downcast_ref::<ConfigError>(),
+    };
+    matches!(config, Some(ConfigError::Parse { .. }))
+}
+
 /// Asks `prompt` (made safe) on stderr, with no newline, and flushes.
 pub fn prompt(prompt: &Styled) -> io::Result<()> {
     let mut err = io::stderr().lock();
