@@ -2,9 +2,13 @@
 //! path, and the message says what to do next. The variants say what went
 //! wrong, never how the process should end: the binary adds context with
 //! `anyhow` and decides the exit status from the variant.
+//!
+//! A variant that carries an OS error says it in its own message and does
+//! not return it as its `source()`: a report that prints the chain of
+//! causes (anyhow's `{:#}`) would otherwise print it twice.
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Result alias used throughout the library.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -14,15 +18,14 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[non_exhaustive]
 pub enum Error {
     /// A filesystem operation failed.
-    #[error("cannot {op} {}: {source}", path.display())]
+    #[error("cannot {op} {}: {error}", path.display())]
     Io {
         /// What we were doing ("create directory", "write record", …).
         op: &'static str,
         /// The path it concerned.
         path: PathBuf,
-        /// The OS error.
-        #[source]
-        source: io::Error,
+        /// The OS error (part of the message, not a `source()`).
+        error: io::Error,
     },
 
     /// The configuration file could not be used.
@@ -117,10 +120,15 @@ pub enum Error {
         dir: PathBuf,
     },
 
-    /// Something other than a directory is where the presence directory should be.
-    #[error("{} exists but is not a directory; remove it or point `dir` elsewhere", dir.display())]
+    /// Something other than a directory is where the presence directory,
+    /// or a directory above it, should be.
+    #[error(
+        "{} is not a directory; point --dir (or the profile's `dir` in the config file) at a \
+         directory",
+        dir.display()
+    )]
     NotADirectory {
-        /// The path.
+        /// The path that is not a directory.
         dir: PathBuf,
     },
 
@@ -147,14 +155,14 @@ pub enum Error {
 
     /// The command to run as a session's owner could not be started
     /// ([`crate::Registry::spawn`]); nothing was published.
-    #[error("cannot run {program}: {source}; nothing was published")]
+    #[error("cannot run {program}: {error}; nothing was published")]
     Spawn {
         /// The program, as given.
         program: String,
         /// Why it could not start: `NotFound` when there is no such
-        /// program, `PermissionDenied` when it is not executable.
-        #[source]
-        source: io::Error,
+        /// program, `PermissionDenied` when it is not executable (part of
+        /// the message, not a `source()`).
+        error: io::Error,
     },
 
     /// The owner process given with `--owner-pid` does not exist.
@@ -166,11 +174,11 @@ pub enum Error {
 }
 
 impl Error {
-    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, error: io::Error) -> Self {
         Error::Io {
             op,
             path: path.into(),
-            source,
+            error,
         }
     }
 }
@@ -181,25 +189,37 @@ impl Error {
 pub enum ConfigError {
     /// An explicitly named configuration file does not exist.
     #[error(
-        "config file {} does not exist; create it with `presence --config {} config init`, \
-         or drop --config / PRESENCE_CONFIG to use the defaults",
-        path.display(), path.display()
+        "{}",
+        if *from_env {
+            format!(
+                "config file {} (from $PRESENCE_CONFIG) does not exist; create it with \
+                 `presence config init`, or unset PRESENCE_CONFIG to use the defaults",
+                path.display()
+            )
+        } else {
+            format!(
+                "config file {} does not exist; create it with `presence --config {} config \
+                 init`, or drop --config to use the defaults",
+                path.display(), path.display()
+            )
+        }
     )]
     NotFound {
         /// The path that was named.
         path: PathBuf,
         /// Whether the user named it (`--config`, `PRESENCE_CONFIG`).
         explicit: bool,
+        /// Whether `PRESENCE_CONFIG` named it rather than `--config`.
+        from_env: bool,
     },
 
     /// The file could not be read.
-    #[error("cannot read config file {}: {source}", path.display())]
+    #[error("cannot read config file {}: {error}", path.display())]
     Read {
         /// The file.
         path: PathBuf,
-        /// The OS error.
-        #[source]
-        source: io::Error,
+        /// The OS error (part of the message, not a `source()`).
+        error: io::Error,
     },
 
     /// The file is not valid TOML or does not match the schema.
@@ -255,10 +275,7 @@ pub enum ConfigError {
     },
 
     /// The selected profile is not defined.
-    #[error(
-        "unknown profile '{name}' (known: {}); define [profiles.{name}] in {} or pick a known one",
-        known.join(", "), path.display()
-    )]
+    #[error("{}", unknown_profile(name, known, path, origin))]
     UnknownProfile {
         /// The requested name.
         name: String,
@@ -266,5 +283,93 @@ pub enum ConfigError {
         known: Vec<String>,
         /// The config file consulted.
         path: PathBuf,
+        /// What named it: `--profile`, `$PRESENCE_PROFILE` or
+        /// `default_profile` (the file's).
+        origin: String,
+        /// Whether the command line or the environment named it (a usage
+        /// error), not the file.
+        from_command_line: bool,
     },
+}
+
+/// The message of [`ConfigError::UnknownProfile`]: what named the profile,
+/// the profiles there are, and the fix for that origin.
+fn unknown_profile(name: &str, known: &[String], path: &Path, origin: &str) -> String {
+    let known = known.join(", ");
+    let path = path.display();
+    let table = format!("[profiles.{}]", toml_key(name));
+    match (origin, name.is_empty()) {
+        ("default_profile", true) => format!(
+            "default_profile = \"\" in {path} names no profile (known: {known}); remove the line \
+             or name a known profile"
+        ),
+        ("default_profile", false) => format!(
+            "default_profile = {} in {path} names no profile (known: {known}); define {table} \
+             there or set default_profile to a known one",
+            toml::Value::String(name.into())
+        ),
+        ("$PRESENCE_PROFILE", true) => format!(
+            "PRESENCE_PROFILE is set but empty (known: {known}); unset it or name a known profile"
+        ),
+        ("$PRESENCE_PROFILE", false) => format!(
+            "unknown profile '{name}' (from $PRESENCE_PROFILE; known: {known}); unset \
+             PRESENCE_PROFILE or define {table} in {path}"
+        ),
+        (flag, true) => format!(
+            "{flag} '' names no profile (known: {known}); pass one of them, or leave {flag} out \
+             to use the default profile"
+        ),
+        (_, false) => format!(
+            "unknown profile '{name}' (known: {known}); define {table} in {path} or pick a known \
+             one"
+        ),
+    }
+}
+
+/// `name` as a TOML key: bare when it can be, quoted otherwise.
+fn toml_key(name: &str) -> String {
+    let bare = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        name.to_string()
+    } else {
+        toml::Value::String(name.into()).to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The OS error is in the message and not a `source()` as well, so
+    /// that a report of the chain (anyhow's `{:#}`) prints it once.
+    #[test]
+    fn an_os_error_is_told_once() {
+        let os = || io::Error::from_raw_os_error(libc::ENOTDIR);
+        let errors: Vec<anyhow::Error> = vec![
+            Error::io("open directory", "/x", os()).into(),
+            Error::Spawn {
+                program: "p".into(),
+                error: os(),
+            }
+            .into(),
+            ConfigError::Read {
+                path: "/c.toml".into(),
+                error: os(),
+            }
+            .into(),
+            Error::Config(ConfigError::Read {
+                path: "/c.toml".into(),
+                error: os(),
+            })
+            .into(),
+        ];
+        let told = os().to_string();
+        for e in errors {
+            let report = format!("{:#}", e.context("cannot go on"));
+            assert_eq!(report.matches(&told).count(), 1, "{report}");
+        }
+    }
 }

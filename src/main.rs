@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use cli::Exit;
 
 fn main() -> ExitCode {
-    let args = match <cli::Cli as clap::Parser>::try_parse() {
+    let args = match cli::parse() {
         Ok(args) => args,
         Err(err) => {
             // clap prints help and the version on stdout, errors on stderr.
@@ -26,7 +26,7 @@ fn main() -> ExitCode {
         Ok(exit) => exit,
         Err(err) if cli::is_broken_pipe(&err) => Exit::Ok,
         Err(err) => {
-            cli::output::error(format_args!("{err:#}"));
+            cli::output::report(&err);
             cli::exit::of_error(&err)
         }
     };

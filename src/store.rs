@@ -198,6 +198,10 @@ impl Dir {
                                 link: at,
                             }
                         }
+                        // A file where a directory should be (`--dir` at a file).
+                        Ok(st) if FileType::from_raw_mode(st.st_mode) != FileType::Directory => {
+                            Error::NotADirectory { dir: at }
+                        }
                         _ => open_err(&at, e),
                     });
                 }

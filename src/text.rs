@@ -10,7 +10,10 @@
 //! sanitizer every human-facing string passes before it is printed: each such
 //! character becomes a visible escape (`\e`, `\n`, `\u{202e}`), and a
 //! backslash is doubled, so that the escaped form is unambiguous. JSON output
-//! keeps exact values; JSON's own escaping makes it safe.
+//! keeps exact values; JSON's own escaping makes it safe. A title is free
+//! text: the binary shows the VS16 and ZWJ inside its emoji sequences as
+//! they are (`cli::output::safe_text`), and passes everything else in it
+//! through this sanitizer.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;

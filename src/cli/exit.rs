@@ -96,13 +96,17 @@ fn of_library(e: &Error) -> Exit {
     }
 }
 
-/// A usage error when the command line named something that is not there or
-/// not allowed (a profile, a config file, a `--dir`); a failure when the
-/// file itself is at fault.
+/// A usage error when the command line (or the environment standing for it)
+/// named something that is not there or not allowed (a profile, a config
+/// file, a `--dir`); a failure when the file itself is at fault (its
+/// `default_profile` or `dir`).
 fn of_config(e: &ConfigError) -> Exit {
     match e {
-        ConfigError::UnknownProfile { .. } | ConfigError::NotFound { .. } => Exit::Usage,
-        ConfigError::RefusedDir {
+        ConfigError::NotFound { .. } => Exit::Usage,
+        ConfigError::UnknownProfile {
+            from_command_line, ..
+        }
+        | ConfigError::RefusedDir {
             from_command_line, ..
         } => {
             if *from_command_line {
@@ -135,6 +139,16 @@ mod tests {
         }
     }
 
+    fn unknown_profile(origin: &str, from_command_line: bool) -> ConfigError {
+        ConfigError::UnknownProfile {
+            name: "work".into(),
+            known: vec!["default".into()],
+            path: "c.toml".into(),
+            origin: origin.into(),
+            from_command_line,
+        }
+    }
+
     #[test]
     fn the_first_typed_error_in_the_chain_decides() {
         let cases: Vec<(anyhow::Error, Exit)> = vec![
@@ -161,9 +175,20 @@ mod tests {
                 ConfigError::NotFound {
                     path: PathBuf::from("x.toml"),
                     explicit: true,
+                    from_env: false,
                 }
                 .into(),
                 Exit::Usage,
+            ),
+            (unknown_profile("--profile", true).into(), Exit::Usage),
+            (
+                unknown_profile("$PRESENCE_PROFILE", true).into(),
+                Exit::Usage,
+            ),
+            // `default_profile` names it: the file is at fault.
+            (
+                unknown_profile("default_profile", false).into(),
+                Exit::Failure,
             ),
             (UsageError("bad".into()).into(), Exit::Usage),
             (anyhow::anyhow!("plain"), Exit::Failure),

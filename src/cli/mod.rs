@@ -65,6 +65,35 @@ pub struct Global {
     /// Print only errors
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
+    /// Whether `PRESENCE_PROFILE` gave `profile` (set by [`parse`]).
+    #[arg(skip)]
+    pub profile_from_env: bool,
+    /// Whether `PRESENCE_CONFIG` gave `config` (set by [`parse`]).
+    #[arg(skip)]
+    pub config_from_env: bool,
+}
+
+/// The command line, parsed, with where `--profile` and `--config` came
+/// from: an environment variable set but empty counts as unset, and one
+/// that gave the value is named in the messages about it.
+pub fn parse() -> Result<Cli, clap::Error> {
+    use clap::parser::ValueSource;
+    use clap::{CommandFactory, FromArgMatches};
+    let mut matches = Cli::command().try_get_matches()?;
+    let from_env = |id: &str| matches.value_source(id) == Some(ValueSource::EnvVariable);
+    let (profile_from_env, config_from_env) = (from_env("profile"), from_env("config"));
+    let mut cli =
+        Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut Cli::command()))?;
+    let g = &mut cli.global;
+    if profile_from_env && g.profile.as_deref() == Some("") {
+        g.profile = None;
+    }
+    if config_from_env && g.config.as_deref() == Some(std::path::Path::new("")) {
+        g.config = None;
+    }
+    g.profile_from_env = profile_from_env && g.profile.is_some();
+    g.config_from_env = config_from_env && g.config.is_some();
+    Ok(cli)
 }
 
 // Parsed once per process: the size of the largest variant does not matter.
@@ -150,6 +179,8 @@ impl Ctx {
         s.config = self.global.config.clone();
         s.profile = self.global.profile.clone();
         s.dir = self.global.dir.clone().or_else(|| self.env_dir());
+        s.profile_from_env = self.global.profile_from_env;
+        s.config_from_env = self.global.config_from_env;
         s
     }
 

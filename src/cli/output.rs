@@ -18,9 +18,13 @@
 use std::fmt::Display;
 use std::io::{self, IsTerminal, Write};
 
+use std::borrow::Cow;
+
 use presence::Row;
 use presence::terminal_safe as safe;
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_properties::{EmojiStatus, UnicodeEmoji};
+use unicode_segmentation::UnicodeSegmentation;
+use unicode_width::UnicodeWidthStr;
 
 /// A colour or weight of our own, written around text already made safe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +73,14 @@ impl Styled {
     pub fn push(&mut self, text: impl Display) {
         let (text, _) = presence::redact_text(&text.to_string());
         self.0.push_str(&safe(&text));
+    }
+
+    /// Adds free text from a record (its title), redacted and made safe
+    /// as [`safe_text`] makes it: its emoji sequences as they are.
+    pub fn prose(mut self, text: &str) -> Styled {
+        let (text, _) = presence::redact_text(text);
+        self.0.push_str(&safe_text(&text));
+        self
     }
 
     /// Adds `text`, made safe, painted with `paint` (as it is, with none).
@@ -122,6 +134,75 @@ impl Styled {
     pub fn write_line(&self, out: &mut impl Write) -> io::Result<()> {
         writeln!(out, "{}", self.0)
     }
+}
+
+/// Free text from the directory (a title) made safe for a terminal as
+/// [`safe`] makes it, except in an emoji sequence: the emoji presentation
+/// selector (VS16, U+FE0F) and the zero width joiner (ZWJ, U+200D) that
+/// make `⚠️`, `👩‍💻`, `🏳️‍🌈` or a keycap `1️⃣` are shown as they are. The
+/// same characters anywhere else (between letters, leading, trailing, in a
+/// session id, host or file name, which always go through [`safe`]) are
+/// still shown as escapes: it is there that an invisible character can make
+/// two different names look alike. A sequence is one grapheme cluster made
+/// only of emoji (see [`is_emoji_sequence`]); a tag sequence (the flag of
+/// Scotland) stays escaped, since tag characters can spell hidden text.
+pub fn safe_text(text: &str) -> Cow<'_, str> {
+    let escaped = safe(text);
+    if matches!(escaped, Cow::Borrowed(_)) || !text.contains(['\u{fe0f}', '\u{200d}']) {
+        return escaped;
+    }
+    // `safe` escapes character by character, so escaping each grapheme on
+    // its own is escaping the whole.
+    let mut out = String::with_capacity(escaped.len());
+    for g in text.graphemes(true) {
+        if is_emoji_sequence(g) {
+            out.push_str(g);
+        } else {
+            out.push_str(&safe(g));
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Whether the grapheme cluster `g` is an emoji sequence with a VS16 or a
+/// ZWJ in it: a keycap (`0`–`9`, `#` or `*`, VS16, U+20E3), or emoji joined
+/// by single ZWJs, each a pictographic emoji alone, with VS16, or with a
+/// skin tone. Nothing but those characters is in it, so it can be printed as
+/// it is.
+fn is_emoji_sequence(g: &str) -> bool {
+    if !g.contains(['\u{fe0f}', '\u{200d}']) {
+        return false;
+    }
+    let mut chars = g.chars();
+    if let (Some(key), Some('\u{fe0f}'), Some('\u{20e3}'), None) =
+        (chars.next(), chars.next(), chars.next(), chars.next())
+    {
+        return matches!(key, '0'..='9' | '#' | '*');
+    }
+    g.split('\u{200d}').all(|element| {
+        let mut chars = element.chars();
+        let Some(base) = chars.next() else {
+            return false;
+        };
+        let pictographic = base.is_emoji_char() && !base.is_ascii() && !is_skin_tone(base);
+        match (chars.next(), chars.next()) {
+            (None, _) | (Some('\u{fe0f}'), None) => pictographic,
+            (Some(tone), None) if is_skin_tone(tone) => {
+                pictographic
+                    && matches!(
+                        base.emoji_status(),
+                        EmojiStatus::EmojiModifierBase
+                            | EmojiStatus::EmojiPresentationAndModifierBase
+                    )
+            }
+            _ => false,
+        }
+    })
+}
+
+/// An emoji modifier: one of the five skin tones.
+fn is_skin_tone(c: char) -> bool {
+    matches!(c, '\u{1f3fb}'..='\u{1f3ff}')
 }
 
 /// Standard output, locked: the only way to it.
@@ -240,6 +321,60 @@ pub fn warning(text: impl Display) {
 /// `presence: error: TEXT` on stderr.
 pub fn error(text: impl Display) {
     eline(&Styled::new(format_args!("presence: error: {text}")));
+}
+
+/// `presence: error: ` and `err` with its causes on stderr, in the lines
+/// of [`error_lines`].
+pub fn report(err: &anyhow::Error) {
+    let lines = error_lines(err.chain());
+    let mut lines = lines.iter();
+    error(lines.next().map_or("", String::as_str));
+    for line in lines {
+        eline(&Styled::new(line));
+    }
+}
+
+/// An error and its causes as anyhow's `{:#}` joins them (`context: cause:
+/// cause`), as lines for a person, not yet made safe: the first line, then
+/// the lines of a message that has them (a TOML error's caret diagram:
+/// [`keeps_its_lines`]), each already indented by the message. A newline
+/// anywhere else (one in a file name from the directory) stays in its
+/// line, where [`Styled`] shows it as `\n`.
+pub fn error_lines<'a>(
+    chain: impl Iterator<Item = &'a (dyn std::error::Error + 'static)>,
+) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for (i, cause) in chain.enumerate() {
+        let text = cause.to_string();
+        let mut parts: Vec<&str> = if keeps_its_lines(cause) {
+            text.split('\n').collect()
+        } else {
+            vec![&text]
+        };
+        let first = parts.remove(0);
+        if let Some(last) = lines.last_mut() {
+            if i > 0 {
+                last.push_str(": ");
+            }
+            last.push_str(first);
+        }
+        lines.extend(parts.into_iter().map(String::from));
+    }
+    lines
+}
+
+/// Whether `cause`'s message is lines of its own: a configuration file
+/// that does not parse, whose message (the parser's) points at the line
+/// with a caret diagram under it. Its text comes from the configuration
+/// file and the parser, never from the shared directory; every line is
+/// still made safe on its own.
+fn keeps_its_lines(cause: &(dyn std::error::Error + 'static)) -> bool {
+    use presence::{ConfigError, Error};
+    let config = match cause.downcast_ref::<Error>() {
+        Some(Error::Config(c)) => Some(c),
+        _ => cause.downcast_ref::<ConfigError>(),
+    };
+    matches!(config, Some(ConfigError::Parse { .. }))
 }
 
 /// Asks `prompt` (made safe) on stderr, with no newline, and flushes.
@@ -459,24 +594,26 @@ fn cells(row: &Row, now: f64) -> [String; 9] {
         up_s(row, now).map_or_else(String::new, short_duration),
         ago(row.age_s),
         expires,
-        safe(&r.title).into_owned(),
+        safe_text(&r.title).into_owned(),
     ]
 }
 
-/// Cuts `s` to `width` columns, ending with `…` when it was cut.
+/// Cuts `s` to `width` columns, ending with `…` when it was cut, between
+/// grapheme clusters: never inside an emoji sequence, nor between a
+/// letter and its combining mark.
 fn fit(s: &str, width: usize) -> String {
     if s.width() <= width {
         return s.to_string();
     }
     let mut out = String::new();
     let mut w = 0;
-    for c in s.chars() {
-        let cw = c.width().unwrap_or(0);
-        if w + cw + 1 > width {
+    for g in s.graphemes(true) {
+        let gw = g.width();
+        if w + gw + 1 > width {
             break;
         }
-        out.push(c);
-        w += cw;
+        out.push_str(g);
+        w += gw;
     }
     out.push('…');
     out
@@ -673,6 +810,93 @@ mod tests {
         assert_eq!(fit("abcdef", 6), "abcdef");
         assert_eq!(fit("abcdef", 4), "abc…");
         assert_eq!(fit("日本語テキスト", 5), "日本…");
+    }
+
+    /// A cut falls between grapheme clusters: never inside an emoji ZWJ
+    /// sequence, a flag or a letter with its combining marks.
+    #[test]
+    fn fit_never_cuts_inside_a_grapheme() {
+        let coder = "👩\u{200d}💻";
+        assert_eq!(fit(&coder.repeat(3), 4), format!("{coder}…"));
+        assert_eq!(fit(&coder.repeat(3), 3), format!("{coder}…"));
+        assert_eq!(fit("🇫🇷🇩🇪", 2), "…");
+        assert_eq!(fit("🇫🇷🇩🇪", 3), "🇫🇷…");
+        assert_eq!(fit("ae\u{301}\u{323}xyz", 3), "ae\u{301}\u{323}…");
+        assert_eq!(fit("⚠\u{fe0f}⚠\u{fe0f}", 3), "⚠\u{fe0f}…");
+    }
+
+    /// Emoji sequences in free text keep their VS16 and ZWJ; the same
+    /// characters anywhere else are escaped as [`safe`] escapes them.
+    #[test]
+    fn free_text_shows_emoji_sequences_and_escapes_the_rest() {
+        let shown = [
+            "⚠\u{fe0f} tests failing ✔\u{fe0f} lint ok",
+            "pairing 👩\u{200d}💻 with 🏳\u{fe0f}\u{200d}🌈 team",
+            "1\u{fe0f}\u{20e3} #\u{fe0f}\u{20e3} *\u{fe0f}\u{20e3}",
+            "🏃🏽\u{200d}♀\u{fe0f} 👁\u{fe0f}\u{200d}🗨\u{fe0f}",
+            "👨\u{200d}👩\u{200d}👧\u{200d}👦 ❤\u{fe0f}\u{200d}🔥 ©\u{fe0f}",
+            "plain 日本語 🎉 ✓",
+        ];
+        for text in shown {
+            assert_eq!(safe_text(text), text, "{text:?}");
+        }
+        let escaped = [
+            ("a\u{200d}b", "a\\u{200d}b"),
+            ("x\u{fe0f}", "x\\u{fe0f}"),
+            ("1\u{fe0f}", "1\\u{fe0f}"),
+            ("\u{200d}👩", "\\u{200d}👩"),
+            ("👩\u{200d}", "👩\\u{200d}"),
+            ("👩\u{200d}\u{200d}💻", "👩\\u{200d}\\u{200d}💻"),
+            ("👩\u{200d}x", "👩\\u{200d}x"),
+            ("\u{fe0f}\u{fe0f}", "\\u{fe0f}\\u{fe0f}"),
+            ("⚠\u{fe0f}\u{fe0f}", "⚠\\u{fe0f}\\u{fe0f}"),
+            ("🌈🏽\u{200d}👩", "🌈🏽\\u{200d}👩"),
+            ("👩\u{200d}💻\u{202e}", "👩\u{200d}💻\\u{202e}"),
+            (
+                "🏴\u{e0067}\u{e0062}\u{e007f}",
+                "🏴\\u{e0067}\\u{e0062}\\u{e007f}",
+            ),
+            ("⚠\u{fe0f}\n\x1b[2J", "⚠\u{fe0f}\\n\\e[2J"),
+            ("back\\slash ⚠\u{fe0f}", "back\\\\slash ⚠\u{fe0f}"),
+        ];
+        for (text, want) in escaped {
+            assert_eq!(safe_text(text), want, "{text:?}");
+        }
+        assert!(matches!(safe_text("clean ⚠"), Cow::Borrowed(_)));
+    }
+
+    proptest::proptest! {
+        /// Whatever the text, what reaches the terminal is what [`safe`]
+        /// makes of it but for whole emoji sequences: no other character
+        /// that [`safe`] escapes, and a VS16 or ZWJ only inside one.
+        #[test]
+        fn free_text_lets_through_only_whole_emoji_sequences(
+            chars in proptest::collection::vec(proptest::sample::select(vec![
+                'a', '1', '#', '\\', '\n', '\x1b', '⚠', '👩', '💻', '🏽', '🏳', '🌈', '\u{fe0f}',
+                '\u{200d}', '\u{20e3}', '\u{e0067}', '\u{202e}', '\u{301}', '🇫',
+            ]), 0..24)
+        ) {
+            let text: String = chars.into_iter().collect();
+            let out = safe_text(&text);
+            for g in out.graphemes(true) {
+                if g.contains(['\u{fe0f}', '\u{200d}']) {
+                    proptest::prop_assert!(is_emoji_sequence(g), "{:?} in {:?}", g, out);
+                } else {
+                    for c in g.chars().filter(|&c| c != '\\') {
+                        let one = c.to_string();
+                        proptest::prop_assert!(
+                            matches!(safe(&one), Cow::Borrowed(_)),
+                            "{:?} in {:?}", c, out
+                        );
+                    }
+                }
+            }
+            let kept: String = text
+                .graphemes(true)
+                .map(|g| if is_emoji_sequence(g) { g.into() } else { safe(g) })
+                .collect();
+            proptest::prop_assert_eq!(out.as_ref(), kept.as_str());
+        }
     }
 
     fn row(id: &str, title_len: usize) -> [String; 9] {

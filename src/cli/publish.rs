@@ -93,8 +93,21 @@ fn field_parser() -> impl clap::builder::TypedValueParser<Value = Field> {
         .try_map(|s| s.parse::<Field>())
 }
 
-fn parse_ttl(s: &str) -> Result<Duration, presence::DurationError> {
-    presence::parse_duration(s)
+/// `--ttl`: a duration within the ttl's range, refused here, so that the
+/// message names the flag.
+fn parse_ttl(s: &str) -> Result<Duration, String> {
+    use presence::limits::{MAX_TTL, MIN_TTL};
+    let ttl = presence::parse_duration(s).map_err(|e| e.to_string())?;
+    if (MIN_TTL..=MAX_TTL).contains(&ttl) {
+        Ok(ttl)
+    } else {
+        Err(format!(
+            "{} is out of range; use {} to {}",
+            humantime::format_duration(ttl),
+            humantime::format_duration(MIN_TTL),
+            humantime::format_duration(MAX_TTL)
+        ))
+    }
 }
 
 /// The value of environment variable `name`, if set and not empty.

@@ -60,10 +60,10 @@ pub fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<Exit> {
     let forwarding = signals::Forwarding::new()?;
     let (mut child, guard) = match registry.spawn(&req, &mut command) {
         Ok(started) => started,
-        Err(presence::Error::Spawn { program, source }) => {
-            let (exit, why) = match source.kind() {
+        Err(presence::Error::Spawn { program, error }) => {
+            let (exit, why) = match error.kind() {
                 std::io::ErrorKind::NotFound => (Exit::NotFound, "command not found".into()),
-                _ => (Exit::CannotRun, source.to_string()),
+                _ => (Exit::CannotRun, error.to_string()),
             };
             let msg = format!("cannot run '{program}': {why}; nothing was published");
             output::error(msg);

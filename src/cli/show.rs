@@ -49,7 +49,13 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<Exit> {
         if v.is_empty() {
             Ok(())
         } else {
-            out.line(&output::Styled::new(format_args!("{k:<12} ")).text(v))
+            let line = output::Styled::new(format_args!("{k:<12} "));
+            // The title is free text: its emoji are shown as they are.
+            out.line(&if k == "title" {
+                line.prose(v)
+            } else {
+                line.text(v)
+            })
         }
     };
     let state = if row.live {

@@ -112,6 +112,10 @@ impl Template {
             match part {
                 Part::Text(t) => out.typed_by_user(t),
                 Part::Field(f) => match value.get(f) {
+                    // Free text: its emoji are shown as they are.
+                    Some(serde_json::Value::String(s)) if f == "title" => {
+                        out = out.prose(s);
+                    }
                     Some(serde_json::Value::String(s)) => out.push(s),
                     Some(serde_json::Value::Null) | None => {}
                     Some(other) => out.push(other),

@@ -113,7 +113,7 @@ impl Printer {
             .text("  ")
             .text(&r.status)
             .text("  ")
-            .text(&r.title);
+            .prose(&r.title);
             out.line(&line)?;
         }
         out.flush()?;

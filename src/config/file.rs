@@ -7,6 +7,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
+use serde::de::{self, Visitor};
+use std::fmt;
 
 use super::paths::{ReadError, read_bounded};
 use super::{ConfigSource, Selection};
@@ -40,14 +42,19 @@ pub(crate) struct ProfileSettings {
     /// resolved, so that the error names the profile.
     pub dirs: Option<toml::Value>,
     /// `ttl`.
+    #[serde(default, deserialize_with = "duration_of::ttl")]
     pub ttl: Option<DurationSetting>,
     /// `refresh_interval`.
+    #[serde(default, deserialize_with = "duration_of::refresh_interval")]
     pub refresh_interval: Option<DurationSetting>,
     /// `skew`.
+    #[serde(default, deserialize_with = "duration_of::skew")]
     pub skew: Option<DurationSetting>,
     /// `gc_after`.
+    #[serde(default, deserialize_with = "duration_of::gc_after")]
     pub gc_after: Option<DurationSetting>,
     /// `clock_margin`.
+    #[serde(default, deserialize_with = "duration_of::clock_margin")]
     pub clock_margin: Option<DurationSetting>,
     /// `client`.
     pub client: Option<String>,
@@ -56,28 +63,112 @@ pub(crate) struct ProfileSettings {
     /// `label`.
     pub label: Option<String>,
     /// `show`.
+    #[serde(default, deserialize_with = "labels")]
     pub show: Option<Vec<String>>,
 }
 
-/// A duration written as `"90s"` or as a number of seconds.
+/// A duration written as `"90s"` or as a whole number of seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct DurationSetting(pub Duration);
 
-impl<'de> Deserialize<'de> for DurationSetting {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Secs(u64),
-            Text(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Secs(s) => Ok(DurationSetting(Duration::from_secs(s))),
-            Raw::Text(t) => parse_duration(&t)
-                .map(DurationSetting)
-                .map_err(serde::de::Error::custom),
+/// Reads the duration setting `key`; anything else than a duration text or
+/// a whole number of seconds is refused with a message that names the key
+/// and the forms it takes.
+struct DurationOf(&'static str);
+
+impl<'de> Visitor<'de> for DurationOf {
+    type Value = DurationSetting;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let key = self.0;
+        write!(
+            f,
+            "{key} as a duration: a text such as {key} = \"90s\", \"5m\" or \"1h 30m\", or a \
+             whole number of seconds such as {key} = 90"
+        )
+    }
+
+    fn visit_u64<E: de::Error>(self, secs: u64) -> Result<DurationSetting, E> {
+        Ok(DurationSetting(Duration::from_secs(secs)))
+    }
+
+    fn visit_i64<E: de::Error>(self, secs: i64) -> Result<DurationSetting, E> {
+        match u64::try_from(secs) {
+            Ok(secs) => self.visit_u64(secs),
+            Err(_) => Err(E::custom(format!(
+                "{} = {secs} is negative; a duration is at least 0 (write e.g. {} = \"90s\")",
+                self.0, self.0
+            ))),
         }
     }
+
+    fn visit_f64<E: de::Error>(self, secs: f64) -> Result<DurationSetting, E> {
+        let key = self.0;
+        Err(E::custom(if secs.is_finite() && secs >= 0.0 {
+            format!(
+                "{key} = {secs} is not a whole number of seconds; write {key} = \"{secs}s\" (a \
+                 duration written as a text may have a fraction) or whole seconds, e.g. {key} = {}",
+                secs.round()
+            )
+        } else {
+            format!("{key} = {secs} is not a duration; write e.g. {key} = \"90s\" or {key} = 90")
+        }))
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<DurationSetting, E> {
+        parse_duration(text)
+            .map(DurationSetting)
+            .map_err(|e| E::custom(format!("{}: {e}", self.0)))
+    }
+}
+
+/// One deserializer per duration setting, each naming its key.
+mod duration_of {
+    use super::{DurationOf, DurationSetting};
+
+    macro_rules! keys {
+        ($($key:ident),*) => {$(
+            pub(super) fn $key<'de, D: serde::Deserializer<'de>>(
+                d: D,
+            ) -> Result<Option<DurationSetting>, D::Error> {
+                d.deserialize_any(DurationOf(stringify!($key))).map(Some)
+            }
+        )*};
+    }
+
+    keys!(ttl, refresh_interval, skew, gc_after, clock_margin);
+}
+
+/// Reads `show`, a list of labels; a single text is refused with the list
+/// to write instead (`show = "*"`: write `show = ["*"]`).
+fn labels<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    struct Labels;
+    impl<'de> Visitor<'de> for Labels {
+        type Value = Vec<String>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str(
+                "show as a list of labels, e.g. show = [\"default\", \"work\"], or [\"*\"] for \
+                 every label",
+            )
+        }
+
+        fn visit_str<E: de::Error>(self, label: &str) -> Result<Vec<String>, E> {
+            let label = toml::Value::String(label.into());
+            Err(E::custom(format!(
+                "show = {label} is one text, and show is a list of labels: write show = [{label}]"
+            )))
+        }
+
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<String>, A::Error> {
+            let mut labels = Vec::new();
+            while let Some(label) = seq.next_element()? {
+                labels.push(label);
+            }
+            Ok(labels)
+        }
+    }
+    d.deserialize_any(Labels).map(Some)
 }
 
 /// Parses a duration such as `90s`, `5m`, `1h 30m`, `1.5s` or a bare number
@@ -187,6 +278,7 @@ impl Config {
                     Err(ConfigError::NotFound {
                         path,
                         explicit: true,
+                        from_env: selection.config_from_env,
                     }
                     .into())
                 } else {
@@ -199,7 +291,7 @@ impl Config {
                     ))
                 }
             }
-            Err(ReadError::Io(source)) => Err(ConfigError::Read { path, source }.into()),
+            Err(ReadError::Io(error)) => Err(ConfigError::Read { path, error }.into()),
             Err(ReadError::Unusable(problem, fix)) => {
                 Err(ConfigError::Unusable { path, problem, fix }.into())
             }

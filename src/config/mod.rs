@@ -140,6 +140,35 @@ pub struct Selection {
     pub profile: Option<String>,
     /// `--dir PATH`: a one-off directory override.
     pub dir: Option<PathBuf>,
+    /// Whether `PRESENCE_PROFILE` gave `profile` (not `--profile`): an
+    /// unknown name then says so, and how to unset it.
+    pub profile_from_env: bool,
+    /// Whether `PRESENCE_CONFIG` gave `config` (not `--config`).
+    pub config_from_env: bool,
+}
+
+/// What named the profile being resolved, for its error messages and
+/// whether an unknown name is the command line's fault or the file's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Named {
+    /// `--profile`, or the caller of [`Config::profile`].
+    Flag,
+    /// `PRESENCE_PROFILE`.
+    Env,
+    /// The file's `default_profile`.
+    DefaultProfile,
+    /// Nothing: `default`, which always exists.
+    Builtin,
+}
+
+impl Named {
+    fn origin(self) -> &'static str {
+        match self {
+            Named::Flag | Named::Builtin => "--profile",
+            Named::Env => "$PRESENCE_PROFILE",
+            Named::DefaultProfile => "default_profile",
+        }
+    }
 }
 
 impl Config {
@@ -152,10 +181,38 @@ impl Config {
         source: &ConfigSource,
         local: &LocalDirs,
     ) -> Result<Profile, ConfigError> {
-        let name = name
-            .or(self.default_profile.as_deref())
-            .unwrap_or("default");
-        let settings = self.settings(name, source, local)?;
+        self.named(name.map(|n| (n, Named::Flag)), source, local)
+    }
+
+    /// [`Config::profile`] of the name `selection` gives, from where it
+    /// gives it.
+    fn selected(
+        &self,
+        selection: &Selection,
+        source: &ConfigSource,
+        local: &LocalDirs,
+    ) -> Result<Profile, ConfigError> {
+        let by = if selection.profile_from_env {
+            Named::Env
+        } else {
+            Named::Flag
+        };
+        self.named(selection.profile.as_deref().map(|n| (n, by)), source, local)
+    }
+
+    /// [`Config::profile`] of `chosen` and what named it; `default_profile`,
+    /// else `default`, when nothing did.
+    fn named(
+        &self,
+        chosen: Option<(&str, Named)>,
+        source: &ConfigSource,
+        local: &LocalDirs,
+    ) -> Result<Profile, ConfigError> {
+        let (name, by) = chosen.unwrap_or(match self.default_profile.as_deref() {
+            Some(name) => (name, Named::DefaultProfile),
+            None => ("default", Named::Builtin),
+        });
+        let settings = self.settings(name, by, source, local)?;
         let at = Resolving {
             name,
             source,
@@ -207,6 +264,7 @@ impl Config {
     fn settings(
         &self,
         name: &str,
+        by: Named,
         source: &ConfigSource,
         local: &LocalDirs,
     ) -> Result<ProfileSettings, ConfigError> {
@@ -223,6 +281,8 @@ impl Config {
                 name: name.into(),
                 known: self.profile_names(),
                 path: source.path.clone(),
+                origin: by.origin().into(),
+                from_command_line: by != Named::DefaultProfile,
             }),
         }
     }
@@ -423,7 +483,7 @@ impl Resolving<'_> {
 /// `--dir`. Every command goes through here.
 pub(crate) fn resolve(selection: &Selection, local: &LocalDirs) -> Result<(Profile, ConfigSource)> {
     let (config, source) = Config::load(selection, local)?;
-    let mut profile = config.profile(selection.profile.as_deref(), &source, local)?;
+    let mut profile = config.selected(selection, &source, local)?;
     if let Some(dir) = &selection.dir {
         check_dir(dir, &local.home, "--dir".into(), true)?;
         profile.dir = dir.clone();

@@ -267,6 +267,116 @@ fn unknown_profile_lists_known_ones() {
     );
 }
 
+/// What named an unknown profile is named in its message, with the fix for
+/// that origin; only the file's `default_profile` is the file's fault.
+#[test]
+fn an_unknown_profile_says_what_named_it() {
+    let text = "[profiles.home]\n";
+    let config = Config::parse(text, &src().path).unwrap();
+    let select = |name: &str, from_env: bool| {
+        let sel = Selection {
+            profile: Some(name.into()),
+            profile_from_env: from_env,
+            ..Selection::default()
+        };
+        config.selected(&sel, &src(), &local()).unwrap_err()
+    };
+    let from_flag = select("work", false).to_string();
+    assert!(
+        from_flag.contains("unknown profile 'work' (known: default, home)")
+            && from_flag.contains("define [profiles.work] in /home/u/config")
+            && !from_flag.contains("PRESENCE_PROFILE"),
+        "{from_flag}"
+    );
+    let from_env = select("work", true).to_string();
+    assert!(
+        from_env.contains("unknown profile 'work' (from $PRESENCE_PROFILE; known: default, home)")
+            && from_env.contains("unset PRESENCE_PROFILE or define [profiles.work] in"),
+        "{from_env}"
+    );
+    let empty = select("", false).to_string();
+    assert!(
+        empty.contains("--profile '' names no profile") && !empty.contains("[profiles.]"),
+        "{empty}"
+    );
+    let spaced = select("my work", false).to_string();
+    assert!(spaced.contains("[profiles.\"my work\"]"), "{spaced}");
+    for e in [select("work", false), select("work", true)] {
+        assert!(
+            matches!(
+                e,
+                ConfigError::UnknownProfile {
+                    from_command_line: true,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    let file = "default_profile = \"nope\"\n[profiles.home]\n";
+    let e = profile(file, None).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("default_profile = \"nope\" in /home/u/config/presence/config.toml names no profile (known: default, home)")
+            && msg.contains("define [profiles.nope] there or set default_profile to a known one"),
+        "{msg}"
+    );
+    assert!(
+        matches!(
+            e,
+            ConfigError::UnknownProfile {
+                from_command_line: false,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let msg = profile("default_profile = \"\"\n", None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("default_profile = \"\" in") && msg.contains("remove the line"),
+        "{msg}"
+    );
+}
+
+/// A setting of the wrong shape is refused with its key and the forms it
+/// takes, not serde's words for the parser's types.
+#[test]
+fn a_setting_of_the_wrong_shape_names_its_key_and_forms() {
+    let cases = [
+        (
+            "ttl = 1.5",
+            "ttl = 1.5 is not a whole number of seconds; write ttl = \"1.5s\"",
+        ),
+        ("gc_after = -5", "gc_after = -5 is negative"),
+        (
+            "skew = true",
+            "expected skew as a duration: a text such as skew = \"90s\"",
+        ),
+        (
+            "refresh_interval = \"9o s\"",
+            "refresh_interval: invalid duration '9o s'",
+        ),
+        ("clock_margin = nan", "clock_margin = NaN is not a duration"),
+        ("show = \"*\"", "write show = [\"*\"]"),
+        ("show = \"work\"", "write show = [\"work\"]"),
+        ("show = 3", "expected show as a list of labels"),
+    ];
+    for (line, want) in cases {
+        let text = format!("[profiles.a]\n{line}\n");
+        let err = profile(&text, Some("a")).unwrap_err().to_string();
+        assert!(err.contains(want), "{line}: {err}");
+        assert!(
+            !err.contains("untagged") && !err.contains("Raw"),
+            "{line}: {err}"
+        );
+    }
+    let p = profile("[profiles.a]\nttl = 60\nshow = [\"*\"]\n", Some("a")).unwrap();
+    assert_eq!((p.ttl, p.show), (Duration::from_secs(60), ShowSet::All));
+}
+
 #[test]
 fn show_set_maps_empty_label_to_default() {
     let s = ShowSet::Labels(vec!["default".into()]);

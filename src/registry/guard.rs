@@ -105,9 +105,9 @@ impl Registry {
             .env("PRESENCE_DIR", dir);
         let mut child = None;
         let mut start = || {
-            let c = command.spawn().map_err(|source| Error::Spawn {
+            let c = command.spawn().map_err(|error| Error::Spawn {
                 program: command.get_program().to_string_lossy().into_owned(),
-                source,
+                error,
             })?;
             let pid = c.id();
             child = Some(c);
@@ -130,7 +130,7 @@ impl Registry {
                 let _ = guard.end();
                 Err(Error::Spawn {
                     program: command.get_program().to_string_lossy().into_owned(),
-                    source: std::io::Error::other("the command was not started"),
+                    error: std::io::Error::other("the command was not started"),
                 })
             }
         }
@@ -514,9 +514,9 @@ mod tests {
         let mut cmd = std::process::Command::new("/nonexistent/program");
         let err = f.reg.spawn(&req("s", None), &mut cmd).unwrap_err();
         match err {
-            Error::Spawn { program, source } => {
+            Error::Spawn { program, error } => {
                 assert_eq!(program, "/nonexistent/program");
-                assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+                assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
             }
             other => panic!("{other}"),
         }

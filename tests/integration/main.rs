@@ -13,6 +13,7 @@ mod differential;
 mod dirs;
 mod docs;
 mod doctor;
+mod errors;
 mod faults;
 mod hermes;
 mod hostile;

@@ -443,3 +443,44 @@ fn colour_follows_the_flag_then_no_color_then_clicolor_force() {
         }
     }
 }
+
+/// Titles as chat apps write them: emoji with VS16 (U+FE0F) and ZWJ
+/// (U+200D) inside their sequences. They reach the terminal as they are,
+/// while the same characters outside an emoji sequence, and in an id, are
+/// still escaped; a title cut to the terminal's width is never cut inside
+/// a sequence.
+#[test]
+fn emoji_sequences_in_titles_reach_the_terminal_whole() {
+    let w = World::new();
+    let dev = w.device("a");
+    let warn = "⚠\u{fe0f} tests failing ✔\u{fe0f} lint ok";
+    let pair = "pairing 👩\u{200d}💻 with 🏳\u{fe0f}\u{200d}🌈 team 1\u{fe0f}\u{20e3}";
+    dev.publish("g4", &["--title", warn]);
+    dev.publish("g5", &["--title", pair]);
+    dev.publish("z\u{200d}w", &["--title", "a\u{200d}b x\u{fe0f}"]);
+    let coder = "👩\u{200d}💻";
+    dev.publish("long", &["--title", &coder.repeat(40)]);
+
+    let shell = "presence list; presence show g4; presence show g5; \
+                 presence list --format '{session_id}|{title}'";
+    let shown = screen(&on_pty(&dev, &[], shell)).join("\n");
+    for title in [warn, pair] {
+        // The table, `show` and --format.
+        assert_eq!(shown.matches(title).count(), 3, "{title}:\n{shown}");
+    }
+    for escaped in ["*z\\u{200d}w ", "z\\u{200d}w|a\\u{200d}b x\\u{fe0f}"] {
+        assert!(shown.contains(escaped), "{escaped}:\n{shown}");
+    }
+    assert!(!shown.contains("\\u{fe0f}\u{20e3}"), "{shown}");
+
+    let narrow = screen(&on_pty_of(60, &dev, &[], "presence list"));
+    let long = narrow
+        .iter()
+        .find(|l| l.starts_with("*long "))
+        .unwrap_or_else(|| panic!("{narrow:#?}"));
+    assert!(width(long) <= 60, "{long:?}");
+    assert!(
+        long.ends_with(&format!("{coder}…")),
+        "cut inside a sequence: {long:?}"
+    );
+}
