@@ -97,6 +97,7 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
         this_host: registry.host(),
         session_id: &r.session_id,
         opener: open::platform_opener(),
+        inside_tmux: inside_tmux(),
     };
     let argv = open::argv(&r.endpoint, &profile.open_handlers, target)
         .with_context(|| format!("cannot open session '{}'", r.session_id))?;
@@ -217,13 +218,20 @@ fn cannot_run(program: &str, err: &std::io::Error) -> Exit {
     }
 }
 
+/// Whether this process runs inside tmux: `$TMUX` set and not empty.
+pub fn inside_tmux() -> bool {
+    std::env::var_os("TMUX").is_some_and(|v| !v.is_empty())
+}
+
 /// The endpoint `publish` and `run` default to, when they can tell one:
 /// inside tmux (`$TMUX` set), `tmux://HOST/SESSION:WINDOW.PANE` for this
 /// pane, if `presence open` would accept it; None elsewhere. The pane is in
 /// it because sessions with one endpoint are successors of each other
 /// (dedupe): two agents in two panes of one tmux session must not be.
 pub fn here_endpoint(host: &str) -> Option<String> {
-    std::env::var_os("TMUX").filter(|v| !v.is_empty())?;
+    if !inside_tmux() {
+        return None;
+    }
     let mut tmux = std::process::Command::new("tmux");
     tmux.arg("display-message").arg("-p");
     // The pane this process runs in, not whichever client is active.

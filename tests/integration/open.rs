@@ -313,7 +313,8 @@ fn configured_handlers() {
     laptop.write_config(&format!(
         "{config}\n[open.handlers.tmux]\ncommand = [\"wezterm\", \"ssh\", \"{{user_at_host}}\", \
          \"--\", \"tmux\", \"attach\", \"-t\", \"{{session}}\"]\n\
-         [open.handlers.vnc]\ncommand = [\"wezterm\", \"--host={{host}}\", \"{{port}}\", \"{{session_id}}\"]\n"
+         [open.handlers.vnc]\ncommand = [\"wezterm\", \"--host={{host}}\", \"{{port}}\", \"{{session_id}}\"]\n\
+         inside_tmux = [\"tmux\", \"new-window\", \"vncviewer {{host}}:{{port}}\"]\n"
     ));
     desk.publish("t", &["--endpoint", "tmux://al@desk-far/work"]);
     desk.publish("v", &["--endpoint", "vnc://desk-far:5901"]);
@@ -327,6 +328,17 @@ fn configured_handlers() {
     assert_eq!(
         argv_of(w.tmp.path(), "wezterm").unwrap(),
         ["--host=desk-far", "5901", "v"]
+    );
+    // Inside tmux, its `inside_tmux` runs instead.
+    let status = with_fakes(laptop.cmd(), &bin)
+        .env("TMUX", "/tmp/tmux-0/default,1,0")
+        .args(["open", "v", "--yes"])
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(7));
+    assert_eq!(
+        argv_of(w.tmp.path(), "tmux").unwrap(),
+        ["new-window", "vncviewer desk-far:5901"]
     );
     let r = open(&laptop, &bin, &["v2", "--yes"]).code(1);
     assert!(r.stderr.contains("has no port"), "{}", r.stderr);
@@ -364,6 +376,10 @@ fn configured_handlers() {
         "{shown}"
     );
     assert!(shown.contains("[open.handlers.vnc]"), "{shown}");
+    assert!(
+        shown.contains("inside_tmux = [\"tmux\", \"new-window\", \"vncviewer {host}:{port}\"]"),
+        "{shown}"
+    );
     assert!(shown.contains("# ssh (built-in): ssh -t"), "{shown}");
     assert!(
         shown.contains("# https (built-in): xdg-open {url}"),
@@ -654,6 +670,100 @@ fn a_local_tmux_session_is_attached_for_real() {
         child.try_wait().unwrap().ok_or("still attached")
     });
     assert!(status.success(), "{status:?}");
+}
+
+/// Inside tmux, `open` of a tmux session on this machine switches the
+/// client to it (tmux refuses an attach there, "sessions should be nested
+/// with care"); `--print` and `list --json` say what would run there.
+#[test]
+fn inside_tmux_open_switches_the_client() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let server = TmuxServer {
+        tmux: require_tool("tmux"),
+        tmpdir: w.tmp.path().join("tmux"),
+    };
+    std::fs::create_dir_all(&server.tmpdir).unwrap();
+    laptop.publish("w", &[]);
+    let host = laptop.show("w").host;
+    laptop.publish("w", &["--endpoint", &format!("tmux://{host}/work")]);
+    let tmux = |args: &[&str]| {
+        let ok = laptop
+            .program(&server.tmux)
+            .env("TMUX_TMPDIR", &server.tmpdir)
+            .env("TERM", "xterm-256color")
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "tmux {args:?}");
+    };
+    tmux(&["new-session", "-d", "-s", "work", "sleep 300"]);
+    tmux(&["new-session", "-d", "-s", "other", "sleep 300"]);
+    // A client on `other`, as a user in a terminal.
+    let mut client = laptop.program(require_tool("script"));
+    client
+        .env("TERM", "xterm-256color")
+        .env("TMUX_TMPDIR", &server.tmpdir)
+        .args(["-qec", "tmux attach -t other", "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null());
+    let _client = crate::harness::KillOnDrop(client.spawn().unwrap());
+    let clients = || {
+        let out = server
+            .cmd()
+            .args(["list-clients", "-F", "#{client_session}"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    wait_for("a client on other", PATIENCE, || {
+        let c = clients();
+        if c == "other" { Ok(()) } else { Err(c) }
+    });
+    // In that client's pane, the user opens `w`.
+    let rc = w.tmp.path().join("rc");
+    tmux(&[
+        "respawn-pane",
+        "-k",
+        "-t",
+        "other",
+        &format!(
+            "presence open w --yes 2> '{0}.err'; echo $? > '{0}.new'; mv '{0}.new' '{0}'; sleep 300",
+            rc.display()
+        ),
+    ]);
+    let (code, _) = wait_for("presence open to end in the pane", PATIENCE, || {
+        std::fs::read_to_string(&rc).map_err(|e| e.to_string())
+    });
+    let err = std::fs::read_to_string(format!("{}.err", rc.display())).unwrap_or_default();
+    assert_eq!(code.trim(), "0", "{err}");
+    wait_for("the client to be on work", PATIENCE, || {
+        let c = clients();
+        if c == "work" { Ok(()) } else { Err(c) }
+    });
+
+    // What would run, inside tmux and outside.
+    let inside = |args: &[&str]| {
+        let out = laptop
+            .cmd()
+            .env("TMUX", "/tmp/tmux-0/default,1,0")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        inside(&["open", "w", "--print"]),
+        "tmux switch-client -t work\n"
+    );
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&inside(&["list", "--json"])).unwrap();
+    assert_eq!(
+        rows[0]["open"],
+        serde_json::json!(["tmux", "switch-client", "-t", "work"])
+    );
+    let printed = laptop.run(&["open", "w", "--print"]).success().stdout;
+    assert_eq!(printed, "tmux attach -t work\n");
 }
 
 /// Inside tmux, `publish` and `run` default the endpoint to the tmux
