@@ -36,11 +36,14 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
         Some(id) => match resolve(&listing.rows, id) {
             Resolved::One(row) => row,
             Resolved::None => {
-                let msg = format!(
-                    "no live session with an id or key that is or starts with '{id}' in \
-                     profile '{}'; `presence list` shows the live ones",
-                    profile.name
-                );
+                let msg = match gone(&registry, id, now)? {
+                    Some(msg) => msg,
+                    None => format!(
+                        "no live session with an id or key that is or starts with '{id}' in \
+                         profile '{}'; `presence list` shows the live ones",
+                        profile.name
+                    ),
+                };
                 output::notice(msg);
                 return Ok(Exit::Failure);
             }
@@ -132,6 +135,46 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
         output::eline(&Styled::new("presence: running: ").command(&line));
     }
     Ok(exec(&argv))
+}
+
+/// What to say when `id` names no live session but names one whose last
+/// record expired or ended: since when, and where it was last seen. None
+/// when no record of any state has that id (or the start of one).
+fn gone(registry: &presence::Registry, id: &str, now: f64) -> anyhow::Result<Option<String>> {
+    let mut opts = ListOptions::default();
+    opts.include_expired = true;
+    let listing = registry
+        .list(opts, now)
+        .with_context(|| format!("cannot read {}", output::dirs_shown(registry.profile())))?;
+    let rows: Vec<Row> = listing.rows.into_iter().filter(|r| !r.live).collect();
+    let row = match resolve(&rows, id) {
+        Resolved::One(row) => row,
+        Resolved::Devices(rows) => match rows.first() {
+            Some(row) => row,
+            None => return Ok(None),
+        },
+        Resolved::None | Resolved::Ambiguous(_) => return Ok(None),
+    };
+    let r = &row.record;
+    let what = match row.state {
+        presence::State::Ended => format!("ended {}", output::ago(row.age_s.max(0.0))),
+        _ => {
+            let since = row
+                .expires_in_s
+                .filter(|s| *s <= 0.0)
+                .map_or(row.age_s, |s| -s);
+            format!("expired {}", output::ago(since.max(0.0)))
+        }
+    };
+    let seen = if r.host.is_empty() {
+        String::new()
+    } else {
+        format!(" (last seen on {})", r.host)
+    };
+    Ok(Some(format!(
+        "session '{}' {what}{seen}; nothing to open",
+        r.session_id
+    )))
 }
 
 /// Shows the live sessions numbered, as `list` does, and asks for one.

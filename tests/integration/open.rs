@@ -4,7 +4,9 @@
 //! run nothing; the confirmation for another device's sessions on a real
 //! pseudo-terminal; and a real `tmux attach` for this machine's session.
 
-use crate::harness::{Device, PATIENCE, Run, Stream, World, kill, require_tool, wait_for};
+use crate::harness::{
+    Device, PATIENCE, Run, Stream, World, kill, require_tool, wait_for, wait_until,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -563,6 +565,40 @@ fn foreign_fields_are_escaped_once_and_the_prompt_has_real_lines() {
             assert!(!r.stderr.contains(r"\\"), "{id}: {}", r.stderr);
         }
     }
+}
+
+/// `open` of a session whose last record expired or ended says so, since
+/// when and where it was last seen, instead of "no live session".
+#[test]
+fn a_session_that_expired_or_ended_says_so() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let bin = fakes(w.tmp.path(), FAKES);
+    laptop.publish("gone", &["--ttl", "1s", "--endpoint", "ssh://desk-far"]);
+    laptop.publish("done-1", &["--endpoint", "ssh://desk-far/x"]);
+    let host = laptop.show("gone").host;
+    laptop.run(&["clear", "--session", "done-1"]).success();
+    wait_until("gone to expire", PATIENCE, || laptop.list(&[]).is_empty());
+    for id in ["gone", "gon"] {
+        let r = open(&laptop, &bin, &[id]).code(1);
+        assert!(
+            r.stderr.starts_with("presence: session 'gone' expired ")
+                && r.stderr
+                    .ends_with(&format!(" ago (last seen on {host}); nothing to open\n")),
+            "{id}: {}",
+            r.stderr
+        );
+    }
+    let r = open(&laptop, &bin, &["done-1", "--print"]).code(1);
+    assert!(
+        r.stderr.starts_with("presence: session 'done-1' ended ")
+            && r.stderr.contains("(last seen on "),
+        "{}",
+        r.stderr
+    );
+    let r = open(&laptop, &bin, &["nosuch"]).code(1);
+    assert!(r.stderr.contains("no live session"), "{}", r.stderr);
+    assert_eq!(argv_of(w.tmp.path(), "ssh"), None);
 }
 
 /// Stops the tmux server of a test, whatever happens to the test.
