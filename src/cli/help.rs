@@ -29,7 +29,8 @@ help!(
     "  0  published
   1  the directory cannot be written
   2  usage: a bad flag, field or duration
-  3  refused: the record would carry a credential (--strict); nothing written"
+  3  refused (--strict): the record would carry a credential, or its endpoint
+     would not open; nothing written"
 );
 
 help!(

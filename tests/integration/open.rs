@@ -601,6 +601,164 @@ fn a_session_that_expired_or_ended_says_so() {
     assert_eq!(argv_of(w.tmp.path(), "ssh"), None);
 }
 
+/// `publish` runs `open`'s parser over the endpoint it is given, as
+/// another device would: one that will not open is published with a
+/// warning naming why and what to write, and refused under `--strict`
+/// (exit 3, nothing written). A scheme only this device has a handler for
+/// is a note that other devices need one too.
+#[test]
+fn publish_warns_of_an_endpoint_that_will_not_open() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let cases = [
+        (
+            "ssh://@vm/gw-1",
+            "the endpoint's user \"\" is empty; write --endpoint as ssh://",
+        ),
+        (
+            "mosh://h/path",
+            "the endpoint's path \"/path\" is not used by mosh://",
+        ),
+        ("ftp://files/x", "no handler for scheme 'ftp'"),
+        ("tmux://", "the endpoint's host \"\" is empty"),
+        (
+            "tmux://vm/a;b",
+            "the endpoint's session \"a;b\" contains ';'",
+        ),
+        (
+            "ssh://vm/a b",
+            "the endpoint \"ssh://vm/a b\" contains whitespace",
+        ),
+        (
+            "ssh://-oProxyCommand=x/y",
+            "the endpoint's host \"-oProxyCommand=x\" starts with '-'",
+        ),
+        ("zed://vm/x", "no handler for scheme 'zed'"),
+        (
+            "https://h/x/ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "the endpoint was redacted",
+        ),
+    ];
+    for (n, (endpoint, why)) in cases.iter().enumerate() {
+        let id = format!("ep-{n}");
+        let r = laptop.run(&["publish", "--session", &id, "--endpoint", endpoint]);
+        let r = r.success();
+        assert!(
+            r.stderr.contains(&format!(
+                "presence: warning: this endpoint will not open: {why}"
+            )),
+            "{endpoint}: {}",
+            r.stderr
+        );
+        assert!(!laptop.show(&id).endpoint.is_empty(), "{endpoint}");
+        let strict = format!("strict-{n}");
+        let r = laptop
+            .run(&[
+                "publish",
+                "--session",
+                &strict,
+                "--endpoint",
+                endpoint,
+                "--strict",
+            ])
+            .code(3);
+        assert!(
+            r.stderr.contains("nothing was written"),
+            "{endpoint}: {}",
+            r.stderr
+        );
+        assert!(
+            !laptop
+                .list(&["--all"])
+                .iter()
+                .any(|r| r.session_id == strict),
+            "{endpoint}: written under --strict"
+        );
+    }
+    // `run` takes --endpoint too.
+    let r = laptop
+        .run(&[
+            "run",
+            "--session",
+            "r",
+            "--endpoint",
+            "mosh://h/path",
+            "--",
+            "true",
+        ])
+        .success();
+    assert!(
+        r.stderr.contains("this endpoint will not open"),
+        "{}",
+        r.stderr
+    );
+    let r = laptop
+        .run(&[
+            "run",
+            "--session",
+            "r",
+            "--endpoint",
+            "mosh://h/path",
+            "--strict",
+            "--",
+            "true",
+        ])
+        .code(3);
+    assert!(r.stderr.contains("nothing was written"), "{}", r.stderr);
+    // Endpoints that open: no word, also under --strict.
+    for endpoint in [
+        "ssh://al@vm",
+        "ssh://vm/~/src",
+        "tmux://vm/work:0.1",
+        "mosh://vm:22",
+        "https://h/x?a=1#b",
+    ] {
+        let r = laptop
+            .run(&[
+                "publish",
+                "--session",
+                "fine",
+                "--endpoint",
+                endpoint,
+                "--strict",
+            ])
+            .success();
+        assert_eq!(r.stderr, "", "{endpoint}");
+    }
+    // A handler configured here: a note, and --strict publishes.
+    let config = std::fs::read_to_string(laptop.config_path()).unwrap();
+    laptop.write_config(&format!(
+        "{config}\n[open.handlers.zed]\ncommand = [\"zed\", \"{{host}}\"]\n"
+    ));
+    let r = laptop
+        .run(&[
+            "publish",
+            "--session",
+            "z",
+            "--endpoint",
+            "zed://vm/x",
+            "--strict",
+        ])
+        .success();
+    assert!(
+        r.stderr.contains(
+            "[open.handlers.zed] is configured: this device has one, other devices need one too"
+        ),
+        "{}",
+        r.stderr
+    );
+    // So does `strict = true` in the profile.
+    laptop.write_config(&config.replace("[profiles.default]", "[profiles.default]\nstrict = true"));
+    let r = laptop
+        .run(&["publish", "--session", "s", "--endpoint", "mosh://h/path"])
+        .code(3);
+    assert!(
+        r.stderr.contains("strict = true (profile 'default')"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// Stops the tmux server of a test, whatever happens to the test.
 struct TmuxServer {
     tmux: PathBuf,
