@@ -60,7 +60,7 @@ help!(
 help!(
     OPEN,
     "  presence open build-42                   # the session's tmux, ssh, mosh or web page
-  presence open                            # on a terminal: choose from the live sessions
+  presence open                            # on a terminal: type to filter, Enter opens
   presence open build --print              # the command, shell-quoted, run nothing
   presence open build-42 --yes             # another device's session, without asking",
     "  0  opened (the handler's own status when it ends), or printed

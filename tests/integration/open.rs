@@ -415,8 +415,13 @@ fn toml_parses(text: &str) {
 /// Runs `presence ARGS` on a pseudo-terminal with `input` typed in;
 /// returns what the terminal showed and the exit status.
 fn on_pty(dev: &Device, bin: &Path, args: &str, input: &str) -> (String, i32) {
+    on_pty_as(dev, bin, "xterm-256color", args, input)
+}
+
+/// [`on_pty`] on a terminal of type `term`.
+fn on_pty_as(dev: &Device, bin: &Path, term: &str, args: &str, input: &str) -> (String, i32) {
     let mut cmd = with_fakes(dev.program(require_tool("script")), bin);
-    cmd.env("TERM", "xterm-256color")
+    cmd.env("TERM", term)
         .args([
             "-qec",
             &format!("stty cols 200; presence {args}"),
@@ -476,28 +481,225 @@ fn confirmation_and_choice_on_a_terminal() {
     assert!(!screen.contains("Open it?"), "{screen}");
     std::fs::remove_file(w.tmp.path().join("argv-ssh")).unwrap();
 
-    // No ID: the table, numbered, and a question.
+    // No ID on a terminal that cannot move its cursor: the rows numbered,
+    // each with its command, and a question that takes a number, an id or
+    // the start of one, and asks again when the answer names none.
     laptop.publish("near-1", &["--endpoint", "https://example.org/near"]);
-    let (screen, code) = on_pty(&laptop, &bin, "open", "2\ny\n");
+    let (screen, code) = on_pty_as(&laptop, &bin, "dumb", "open", "near\n");
     assert_eq!(code, 7, "{screen}");
-    assert!(screen.contains("SESSION"), "{screen}");
-    assert!(screen.contains("Open which session? [1-2]"), "{screen}");
-    let numbered: Vec<&str> = screen
+    let far = screen
         .lines()
-        .filter(|l| l.trim_start().starts_with(['1', '2']) && l.contains("-1"))
-        .collect();
-    assert_eq!(numbered.len(), 2, "{screen}");
-    let far = numbered.iter().find(|l| l.contains("far-1")).unwrap();
-    let pick = far.trim_start().split(' ').next().unwrap();
-    let (screen, code) = on_pty(&laptop, &bin, "open", &format!("{pick}\ny\n"));
+        .find(|l| l.contains("far-1"))
+        .unwrap_or_default();
+    assert!(far.ends_with("  ssh -t -- desk-far"), "{screen}");
+    assert!(
+        screen.contains("xdg-open https://example.org/near"),
+        "{screen}"
+    );
+    assert_eq!(
+        argv_of(w.tmp.path(), "xdg-open").unwrap(),
+        ["https://example.org/near"]
+    );
+    let (screen, code) = on_pty_as(&laptop, &bin, "dumb", "open", "9\n-1\nfar\ny\n");
     assert_eq!(code, 7, "{screen}");
+    assert!(
+        screen.contains("'9' names no one session of these"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("'-1' names no one session of these"),
+        "{screen}"
+    );
+    assert!(screen.contains("published by another device"), "{screen}");
     assert_eq!(
         argv_of(w.tmp.path(), "ssh").unwrap(),
         ["-t", "--", "desk-far"]
     );
-    let (screen, code) = on_pty(&laptop, &bin, "open", "9\n");
+    let (screen, code) = on_pty_as(&laptop, &bin, "dumb", "open", "\n");
     assert_eq!(code, 1, "{screen}");
-    assert!(screen.contains("no session chosen"), "{screen}");
+    assert!(screen.contains("not opened"), "{screen}");
+}
+
+/// With no ID, on a terminal: an inline chooser, in a real tmux pane. Only
+/// the sessions that can be opened are offered, each with the command Enter
+/// runs, and one line says how many were left out and why; typing filters,
+/// Enter opens the first match, Enter on no match asks again, Esc and
+/// Ctrl-C cancel (exit 1, "not opened"); another device's session is still
+/// confirmed.
+#[test]
+fn the_chooser_filters_opens_and_cancels() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let desk = w.device("desk");
+    let bin = fakes(w.tmp.path(), FAKES);
+    laptop.publish("c3", &[]);
+    laptop.publish("moshx", &["--endpoint", "mosh://alice@desktop/x"]);
+    laptop.publish("ftp1", &["--endpoint", "ftp://files/x"]);
+    laptop.publish(
+        "web-docs",
+        &[
+            "--endpoint",
+            "https://example.org/docs",
+            "--title",
+            "The docs",
+        ],
+    );
+    laptop.publish("work-2", &["--endpoint", "ssh://desk-far/srv/app"]);
+    desk.publish("far-1", &["--endpoint", "ssh://desk-far"]);
+    let server = TmuxServer {
+        tmux: require_tool("tmux"),
+        tmpdir: w.tmp.path().join("tmux"),
+    };
+    std::fs::create_dir_all(&server.tmpdir).unwrap();
+    let rc = w.tmp.path().join("rc");
+    let script = format!(
+        "presence open; echo $? > '{0}.new'; mv '{0}.new' '{0}'; sleep 300",
+        rc.display()
+    );
+    let ok = with_fakes(laptop.program(&server.tmux), &bin)
+        .env("TMUX_TMPDIR", &server.tmpdir)
+        .env("TERM", "xterm-256color")
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            "pick",
+            "-x",
+            "120",
+            "-y",
+            "20",
+            &script,
+        ])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let screen = || {
+        let out = server
+            .cmd()
+            .args(["capture-pane", "-p", "-t", "pick"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let keys = |keys: &[&str]| {
+        let ok = server
+            .cmd()
+            .args(["send-keys", "-t", "pick"])
+            .args(keys)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    };
+    let shows = |what: &str| {
+        wait_for(&format!("the pane to show {what:?}"), PATIENCE, || {
+            let s = screen();
+            if s.contains(what) { Ok(s) } else { Err(s) }
+        })
+        .0
+    };
+    let ended = || {
+        let (code, _) = wait_for("presence open to end", PATIENCE, || {
+            std::fs::read_to_string(&rc).map_err(|e| e.to_string())
+        });
+        std::fs::remove_file(&rc).unwrap();
+        code.trim().to_string()
+    };
+    // From a client with the fakes on its PATH: tmux gives a respawned
+    // pane the PATH of the client that asks.
+    let again_with = |script: &str| {
+        let ok = with_fakes(laptop.program(&server.tmux), &bin)
+            .env("TMUX_TMPDIR", &server.tmpdir)
+            .args(["respawn-pane", "-k", "-t", "pick", script])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    };
+
+    let again = || again_with(&script);
+    let first = shows("left out");
+    assert!(
+        first.contains(
+            "3/3 · 3 left out: 1 without an endpoint, 1 refused, 1 with no handler (ftp)"
+        ),
+        "{first}"
+    );
+    for shown in [
+        "xdg-open https://example.org/docs",
+        "ssh -t -- desk-far 'cd -- /srv/app && exec \"${SHELL:-/bin/sh}\" -l'",
+        "far-1",
+        "The docs",
+    ] {
+        assert!(first.contains(shown), "{shown}: {first}");
+    }
+    for absent in ["c3", "moshx", "ftp1"] {
+        assert!(!first.contains(absent), "{absent}: {first}");
+    }
+    // Nothing matches: Enter asks again.
+    keys(&["-l", "zzz"]);
+    shows("no session matches");
+    keys(&["Enter"]);
+    keys(&["C-u"]);
+    keys(&["-l", "doc"]);
+    shows("Open which session? doc");
+    keys(&["Enter"]);
+    assert_eq!(ended(), "7", "{}", screen());
+    assert_eq!(
+        argv_of(w.tmp.path(), "xdg-open").unwrap(),
+        ["https://example.org/docs"]
+    );
+
+    again();
+    shows("left out");
+    keys(&["Escape"]);
+    assert_eq!(ended(), "1");
+    assert!(screen().contains("presence: not opened"), "{}", screen());
+
+    again();
+    shows("left out");
+    keys(&["-l", "w"]);
+    shows("Open which session? w");
+    keys(&["C-c"]);
+    assert_eq!(ended(), "1");
+    assert_eq!(argv_of(w.tmp.path(), "ssh"), None);
+
+    // Arrows, then another device's session: confirmed first.
+    again();
+    shows("left out");
+    keys(&["-l", "far-"]);
+    shows("Open which session? far-");
+    keys(&["Down", "Up", "Enter"]);
+    shows("Open it? [y/N]");
+    keys(&["-l", "y"]);
+    keys(&["Enter"]);
+    assert_eq!(ended(), "7", "{}", screen());
+    assert_eq!(
+        argv_of(w.tmp.path(), "ssh").unwrap(),
+        ["-t", "--", "desk-far"]
+    );
+
+    // An id that two devices publish: the chooser among their records,
+    // each naming its device.
+    let two = w.device("two");
+    two.publish("far-1", &["--endpoint", "ssh://desk-two"]);
+    let device = two.device_id()[..8].to_string();
+    again_with(&script.replace("presence open", "presence open far-1"));
+    let shown = shows("2/2");
+    assert!(
+        shown.contains("published by 2 devices; choose one"),
+        "{shown}"
+    );
+    assert!(shown.contains(&device), "{shown}");
+    keys(&["-l", "desk-two"]);
+    shows("1/2");
+    keys(&["Enter"]);
+    shows("Open it? [y/N]");
+    keys(&["-l", "y"]);
+    keys(&["Enter"]);
+    assert_eq!(ended(), "7", "{}", screen());
+    assert_eq!(
+        argv_of(w.tmp.path(), "ssh").unwrap(),
+        ["-t", "--", "desk-two"]
+    );
 }
 
 /// The confirmation's and the refusals' foreign fields are made safe once,
