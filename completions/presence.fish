@@ -75,7 +75,7 @@ complete -c presence -n "__fish_presence_using_subcommand publish" -l profile -d
 complete -c presence -n "__fish_presence_using_subcommand publish" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand publish" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand publish" -l replace -d 'Write exactly the fields given (the rest at their defaults) instead of changing only those in the record this device has going'
-complete -c presence -n "__fish_presence_using_subcommand publish" -l strict -d 'Refuse (exit 3) instead of redacting a credential'
+complete -c presence -n "__fish_presence_using_subcommand publish" -l strict -d 'Refuse (exit 3) instead of redacting a credential, or publishing an endpoint that `presence open` would refuse on another device'
 complete -c presence -n "__fish_presence_using_subcommand publish" -l json -d 'Print the written record as JSON'
 complete -c presence -n "__fish_presence_using_subcommand publish" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand publish" -s q -l quiet -d 'Print only errors'
@@ -194,7 +194,7 @@ complete -c presence -n "__fish_presence_using_subcommand run" -l profile -d 'Pr
 complete -c presence -n "__fish_presence_using_subcommand run" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand run" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand run" -l replace -d 'Write exactly the fields given (the rest at their defaults) instead of changing only those in the record this device has going'
-complete -c presence -n "__fish_presence_using_subcommand run" -l strict -d 'Refuse (exit 3) instead of redacting a credential'
+complete -c presence -n "__fish_presence_using_subcommand run" -l strict -d 'Refuse (exit 3) instead of redacting a credential, or publishing an endpoint that `presence open` would refuse on another device'
 complete -c presence -n "__fish_presence_using_subcommand run" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand run" -s q -l quiet -d 'Print only errors'
 complete -c presence -n "__fish_presence_using_subcommand run" -s h -l help -d 'Print help'

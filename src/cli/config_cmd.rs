@@ -96,6 +96,10 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
                         let argv: Vec<String> = command.iter().map(|a| q(a)).collect();
                         writeln!(out, "[open.handlers.{key}]")?;
                         writeln!(out, "command = [{}]", argv.join(", "))?;
+                        if let Some(inside) = handlers.configured_inside_tmux(&scheme) {
+                            let argv: Vec<String> = inside.iter().map(|a| q(a)).collect();
+                            writeln!(out, "inside_tmux = [{}]", argv.join(", "))?;
+                        }
                     }
                     None => {
                         let builtin = presence::open::builtin_description(&scheme, opener)

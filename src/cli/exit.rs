@@ -22,8 +22,9 @@ pub enum Exit {
     /// 2: the command line is wrong (a bad flag or value, an unknown
     /// profile, a missing `--config` file, a nonexistent `--owner-pid`).
     Usage = 2,
-    /// 3: a publish refused because it would carry a credential (`--strict`,
-    /// or a credential-shaped id); nothing was written.
+    /// 3: a publish refused because it would carry a credential or an
+    /// endpoint that will not open (`--strict`), or a credential-shaped id;
+    /// nothing was written.
     Refused = 3,
     /// 126: `run` found CMD but could not start it.
     CannotRun = 126,

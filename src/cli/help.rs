@@ -29,7 +29,8 @@ help!(
     "  0  published
   1  the directory cannot be written
   2  usage: a bad flag, field or duration
-  3  refused: the record would carry a credential (--strict); nothing written"
+  3  refused (--strict): the record would carry a credential, or its endpoint
+     would not open; nothing written"
 );
 
 help!(
@@ -59,7 +60,7 @@ help!(
 help!(
     OPEN,
     "  presence open build-42                   # the session's tmux, ssh, mosh or web page
-  presence open                            # on a terminal: choose from the live sessions
+  presence open                            # on a terminal: type to filter, Enter opens
   presence open build --print              # the command, shell-quoted, run nothing
   presence open build-42 --yes             # another device's session, without asking",
     "  0  opened (the handler's own status when it ends), or printed

@@ -12,6 +12,7 @@ use serde::Serialize;
 pub struct Opener {
     handlers: Handlers,
     host: String,
+    inside_tmux: bool,
 }
 
 /// A row as `--json` prints it: the row's fields, `open` (the argv, or
@@ -30,6 +31,7 @@ impl Opener {
         Opener {
             handlers: registry.profile().open_handlers.clone(),
             host: registry.host().to_string(),
+            inside_tmux: super::open::inside_tmux(),
         }
     }
 
@@ -40,6 +42,7 @@ impl Opener {
                 this_host: &self.host,
                 session_id: &r.session_id,
                 opener: open::platform_opener(),
+                inside_tmux: self.inside_tmux,
             };
             open::argv(&r.endpoint, &self.handlers, target).map_err(|e| e.to_string())
         } else {

@@ -1,6 +1,7 @@
 //! Command-line arguments (clap derive) and the dispatch to one file per
 //! subcommand. Flags become library types here; the library never sees clap.
 
+mod chooser;
 mod clear;
 mod completions;
 mod config_cmd;

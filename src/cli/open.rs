@@ -14,7 +14,8 @@ use super::{Ctx, Exit, UsageError};
 
 #[derive(Debug, Args)]
 pub struct OpenArgs {
-    /// Session id, session key, or the start of one [default: on a terminal, choose from a list]
+    /// Session id, session key, or the start of one [default: on a terminal, choose among the
+    /// sessions that can be opened: type to filter, Enter opens, Esc cancels]
     pub id: Option<String>,
     /// Print the command, shell-quoted on one line, and run nothing
     #[arg(long)]
@@ -32,15 +33,23 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
         .list(ListOptions::default(), now)
         .with_context(|| format!("cannot read {}", output::dirs_shown(profile)))?;
     let interactive = std::io::stdin().is_terminal() && output::stderr_is_terminal();
+    let opener = Opener {
+        handlers: &profile.open_handlers,
+        host: registry.host(),
+        inside_tmux: inside_tmux(),
+    };
     let row = match &args.id {
         Some(id) => match resolve(&listing.rows, id) {
             Resolved::One(row) => row,
             Resolved::None => {
-                let msg = format!(
-                    "no live session with an id or key that is or starts with '{id}' in \
-                     profile '{}'; `presence list` shows the live ones",
-                    profile.name
-                );
+                let msg = match gone(&registry, id, now)? {
+                    Some(msg) => msg,
+                    None => format!(
+                        "no live session with an id or key that is or starts with '{id}' in \
+                         profile '{}'; `presence list` shows the live ones",
+                        profile.name
+                    ),
+                };
                 output::notice(msg);
                 return Ok(Exit::Failure);
             }
@@ -66,15 +75,8 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
                     "session '{id}' is published by {} devices; choose one",
                     rows.len()
                 ));
-                let owned: Vec<Row> = rows.into_iter().cloned().collect();
-                match choose(&owned, now)? {
-                    Some(row) => {
-                        let file = row.file.clone();
-                        match listing.rows.iter().find(|r| r.file == file) {
-                            Some(row) => row,
-                            None => return Ok(Exit::Failure),
-                        }
-                    }
+                match choose(&rows, &opener, true)? {
+                    Some(row) => row,
                     None => return Ok(Exit::Failure),
                 }
             }
@@ -87,18 +89,17 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
             )
             .into());
         }
-        None => match choose(&listing.rows, now)? {
-            Some(row) => row,
-            None => return Ok(Exit::Failure),
-        },
+        None => {
+            let rows: Vec<&Row> = listing.rows.iter().collect();
+            match choose(&rows, &opener, false)? {
+                Some(row) => row,
+                None => return Ok(Exit::Failure),
+            }
+        }
     };
     let r = &row.record;
-    let target = Target {
-        this_host: registry.host(),
-        session_id: &r.session_id,
-        opener: open::platform_opener(),
-    };
-    let argv = open::argv(&r.endpoint, &profile.open_handlers, target)
+    let argv = opener
+        .argv(row)
         .with_context(|| format!("cannot open session '{}'", r.session_id))?;
     let line = open::shell_line(&argv);
     if args.print {
@@ -133,37 +134,154 @@ pub fn run(ctx: &Ctx, args: OpenArgs) -> anyhow::Result<Exit> {
     Ok(exec(&argv))
 }
 
-/// Shows the live sessions numbered, as `list` does, and asks for one.
-/// None when there are none or the answer names none.
-fn choose(rows: &[Row], now: f64) -> anyhow::Result<Option<&Row>> {
+/// What to say when `id` names no live session but names one whose last
+/// record expired or ended: since when, and where it was last seen. None
+/// when no record of any state has that id (or the start of one).
+fn gone(registry: &presence::Registry, id: &str, now: f64) -> anyhow::Result<Option<String>> {
+    let mut opts = ListOptions::default();
+    opts.include_expired = true;
+    let listing = registry
+        .list(opts, now)
+        .with_context(|| format!("cannot read {}", output::dirs_shown(registry.profile())))?;
+    let rows: Vec<Row> = listing.rows.into_iter().filter(|r| !r.live).collect();
+    let row = match resolve(&rows, id) {
+        Resolved::One(row) => row,
+        Resolved::Devices(rows) => match rows.first() {
+            Some(row) => row,
+            None => return Ok(None),
+        },
+        Resolved::None | Resolved::Ambiguous(_) => return Ok(None),
+    };
+    let r = &row.record;
+    let what = match row.state {
+        presence::State::Ended => format!("ended {}", output::ago(row.age_s.max(0.0))),
+        _ => {
+            let since = row
+                .expires_in_s
+                .filter(|s| *s <= 0.0)
+                .map_or(row.age_s, |s| -s);
+            format!("expired {}", output::ago(since.max(0.0)))
+        }
+    };
+    let seen = if r.host.is_empty() {
+        String::new()
+    } else {
+        format!(" (last seen on {})", r.host)
+    };
+    Ok(Some(format!(
+        "session '{}' {what}{seen}; nothing to open",
+        r.session_id
+    )))
+}
+
+/// What `open` runs for a row here: the profile's handlers, this host,
+/// inside tmux or not.
+struct Opener<'a> {
+    handlers: &'a open::Handlers,
+    host: &'a str,
+    inside_tmux: bool,
+}
+
+impl Opener<'_> {
+    fn argv(&self, row: &Row) -> Result<Vec<String>, open::OpenError> {
+        let target = Target {
+            this_host: self.host,
+            session_id: &row.record.session_id,
+            opener: open::platform_opener(),
+            inside_tmux: self.inside_tmux,
+        };
+        open::argv(&row.record.endpoint, self.handlers, target)
+    }
+}
+
+/// Lets the user choose among the `rows` that can be opened, each shown
+/// with the command Enter runs ([`chooser`]); those that cannot (no
+/// endpoint, a refused one, no handler) are left out, and a line says how
+/// many and why. With `devices` (one id that several devices publish) the
+/// host column names each row's device too. None when there is nothing to
+/// choose, or the user cancelled (both said).
+fn choose<'a>(
+    rows: &[&'a Row],
+    opener: &Opener<'_>,
+    devices: bool,
+) -> anyhow::Result<Option<&'a Row>> {
     if rows.is_empty() {
         output::notice("no live sessions to open");
         return Ok(None);
     }
-    let style = output::TableStyle {
-        width: output::stderr_width().map(|w| w.saturating_sub(5)),
-        color: false,
-        header: true,
-        now,
+    let mut offered: Vec<&Row> = Vec::new();
+    let mut items = Vec::new();
+    let (mut none, mut redacted, mut refused) = (0, 0, 0);
+    let mut schemes: Vec<String> = Vec::new();
+    let mut unhandled = 0;
+    for &row in rows {
+        match opener.argv(row) {
+            Ok(argv) => {
+                let r = &row.record;
+                let host = if devices {
+                    let id: String = r.device_id.chars().take(8).collect();
+                    let proof = if row.verified { "" } else { ", unsigned" };
+                    format!("{} (device {id}{proof})", r.host)
+                } else {
+                    r.host.clone()
+                };
+                items.push(super::chooser::Item::new(
+                    &r.session_id,
+                    &r.session_key,
+                    &r.status,
+                    &host,
+                    &r.title,
+                    &open::shell_line(&argv),
+                ));
+                offered.push(row);
+            }
+            Err(open::OpenError::NoEndpoint) => none += 1,
+            Err(open::OpenError::Redacted) => redacted += 1,
+            Err(open::OpenError::UnknownScheme { scheme, .. }) => {
+                unhandled += 1;
+                if !schemes.contains(&scheme) {
+                    schemes.push(scheme);
+                }
+            }
+            Err(_) => refused += 1,
+        }
+    }
+    let mut why = Vec::new();
+    if none > 0 {
+        why.push(format!("{none} without an endpoint"));
+    }
+    if refused > 0 {
+        why.push(format!("{refused} refused"));
+    }
+    if redacted > 0 {
+        why.push(format!("{redacted} redacted"));
+    }
+    if unhandled > 0 {
+        why.push(format!(
+            "{unhandled} with no handler ({})",
+            schemes.join(", ")
+        ));
+    }
+    let left = rows.len() - offered.len();
+    let left_out = if left == 0 {
+        String::new()
+    } else {
+        format!("{left} left out: {}", why.join(", "))
     };
-    for (n, line) in output::table(rows, style).iter().enumerate() {
-        let number = match n {
-            0 => Styled::new("     "),
-            n => Styled::new(format_args!("{n:>3}  ")),
-        };
-        output::eline(&number.then(line));
+    if offered.is_empty() {
+        output::notice(format_args!(
+            "no live session can be opened ({left_out}); `presence list --json` says why \
+             in each row's open_error"
+        ));
+        return Ok(None);
     }
-    let answer = ask(&format!("Open which session? [1-{}] ", rows.len()))?;
-    let pick = answer
-        .trim()
-        .parse::<usize>()
-        .ok()
-        .and_then(|n| n.checked_sub(1))
-        .and_then(|i| rows.get(i));
-    if pick.is_none() {
-        output::notice("no session chosen; not opened");
+    match super::chooser::choose(items, left_out)? {
+        Some(i) => Ok(offered.get(i).copied()),
+        None => {
+            output::notice("not opened");
+            Ok(None)
+        }
     }
-    Ok(pick)
 }
 
 /// Asks on stderr and reads one line from stdin (empty at end of input).
@@ -217,13 +335,20 @@ fn cannot_run(program: &str, err: &std::io::Error) -> Exit {
     }
 }
 
+/// Whether this process runs inside tmux: `$TMUX` set and not empty.
+pub fn inside_tmux() -> bool {
+    std::env::var_os("TMUX").is_some_and(|v| !v.is_empty())
+}
+
 /// The endpoint `publish` and `run` default to, when they can tell one:
 /// inside tmux (`$TMUX` set), `tmux://HOST/SESSION:WINDOW.PANE` for this
 /// pane, if `presence open` would accept it; None elsewhere. The pane is in
 /// it because sessions with one endpoint are successors of each other
 /// (dedupe): two agents in two panes of one tmux session must not be.
 pub fn here_endpoint(host: &str) -> Option<String> {
-    std::env::var_os("TMUX").filter(|v| !v.is_empty())?;
+    if !inside_tmux() {
+        return None;
+    }
     let mut tmux = std::process::Command::new("tmux");
     tmux.arg("display-message").arg("-p");
     // The pane this process runs in, not whichever client is active.

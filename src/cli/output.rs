@@ -119,6 +119,19 @@ impl Styled {
         self
     }
 
+    /// Adds `other`, already safe, painted with `paint` (as it is, with none).
+    pub fn then_painted(mut self, paint: Option<Paint>, other: &Styled) -> Styled {
+        match paint {
+            Some(p) => {
+                self.0.push_str(p.code());
+                self.0.push_str(&other.0);
+                self.0.push_str(RESET);
+            }
+            None => self.0.push_str(&other.0),
+        }
+        self
+    }
+
     /// Adds text the user typed among this command's own arguments (the
     /// literal parts of a `--format` template, its `\t` and `\n` already
     /// turned into a tab and a newline): theirs, printed as they typed it.
@@ -394,9 +407,57 @@ pub fn stderr_is_terminal() -> bool {
     io::stderr().is_terminal()
 }
 
-/// The terminal width of stderr, if it is a terminal.
-pub fn stderr_width() -> Option<usize> {
-    terminal_size::terminal_size_of(io::stderr()).map(|(w, _)| usize::from(w.0))
+/// The size of the terminal on stderr, (columns, rows), if it is one.
+pub fn stderr_size() -> Option<(usize, usize)> {
+    terminal_size::terminal_size_of(io::stderr()).map(|(w, h)| (usize::from(w.0), usize::from(h.0)))
+}
+
+/// Whether to colour (or embolden) what is drawn on stderr: the policy of
+/// [`color`] for stderr.
+pub fn color_stderr() -> bool {
+    decide_color(ColorWhen::Auto, io::stderr().is_terminal(), |k| {
+        std::env::var_os(k)
+    })
+}
+
+/// Draws `lines` (already safe) on stderr as an inline frame in place of
+/// the one drawn before, whose cursor was left `at` lines below its first;
+/// leaves the cursor at `cursor` (line, column) and returns that line. A
+/// line must be narrower than the terminal, and the frame lower than it.
+pub fn redraw(at: usize, lines: &[Styled], cursor: (usize, usize)) -> io::Result<usize> {
+    let mut out = String::from("\r");
+    if at > 0 {
+        out.push_str(&format!("\x1b[{at}A"));
+    }
+    out.push_str("\x1b[J");
+    let joined: Vec<&str> = lines.iter().map(Styled::as_str).collect();
+    out.push_str(&joined.join("\r\n"));
+    let (line, column) = cursor;
+    let up = lines.len().saturating_sub(1).saturating_sub(line);
+    if up > 0 {
+        out.push_str(&format!("\x1b[{up}A"));
+    }
+    out.push('\r');
+    if column > 0 {
+        out.push_str(&format!("\x1b[{column}C"));
+    }
+    let mut err = io::stderr().lock();
+    err.write_all(out.as_bytes())?;
+    err.flush()?;
+    Ok(line.min(lines.len().saturating_sub(1)))
+}
+
+/// Clears a frame drawn by [`redraw`] whose cursor is `at` lines below its
+/// first, leaving the cursor where the frame began.
+pub fn clear_frame(at: usize) -> io::Result<()> {
+    let mut out = String::from("\r");
+    if at > 0 {
+        out.push_str(&format!("\x1b[{at}A"));
+    }
+    out.push_str("\x1b[J");
+    let mut err = io::stderr().lock();
+    err.write_all(out.as_bytes())?;
+    err.flush()
 }
 
 /// Whether stdout is a pipe whose reader has gone. A status bar that
@@ -601,7 +662,7 @@ fn cells(row: &Row, now: f64) -> [String; 9] {
 /// Cuts `s` to `width` columns, ending with `…` when it was cut, between
 /// grapheme clusters: never inside an emoji sequence, nor between a
 /// letter and its combining mark.
-fn fit(s: &str, width: usize) -> String {
+pub fn fit(s: &str, width: usize) -> String {
     if s.width() <= width {
         return s.to_string();
     }

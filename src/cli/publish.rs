@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
-use presence::{Field, PublishRequest};
+use presence::{Field, PublishRequest, open};
 
-use super::{Ctx, Exit, UsageError};
+use super::{Ctx, Exit, UsageError, output};
 
 /// The flags that describe a session, shared by `publish` and `run`.
 #[derive(Debug, Args)]
@@ -50,7 +50,8 @@ pub struct FieldArgs {
     /// Time to live, 1s to 1h [default: the record's own ttl, else the profile's `ttl`, 90s]
     #[arg(long, value_name = "DUR", value_parser = parse_ttl)]
     pub ttl: Option<Duration>,
-    /// Refuse (exit 3) instead of redacting a credential
+    /// Refuse (exit 3) instead of redacting a credential, or publishing an endpoint that
+    /// `presence open` would refuse on another device
     #[arg(long)]
     pub strict: bool,
 }
@@ -189,13 +190,18 @@ pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<Exit> {
         req.default_endpoint = super::open::here_endpoint(registry.host());
     }
     let dir = registry.profile().dir.clone();
+    let problem = match endpoint_check(&req, &registry, cmd.fields.strict) {
+        Ok(problem) => problem,
+        Err(exit) => return Ok(exit),
+    };
+    let given = req.endpoint.clone().unwrap_or_default();
     let published = registry
         .publish(&req, presence::unix_now())
         .with_context(|| {
             // The id may be the very credential the publish was refused for.
             format!(
                 "cannot publish session '{}' in {}",
-                super::output::id_in_error(&req.session_id),
+                output::id_in_error(&req.session_id),
                 dir.display()
             )
         })?;
@@ -205,7 +211,18 @@ pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<Exit> {
     for w in &published.warnings {
         ctx.warn(w);
     }
-    let mut out = super::output::stdout();
+    // What was written, if redaction changed what was given.
+    let written = &published.record.endpoint;
+    let problem = match problem {
+        None if *written != given && !given.is_empty() => {
+            unopenable(written, &req.session_id, &registry.profile().open_handlers)
+        }
+        p => p,
+    };
+    if let Some(p) = problem {
+        ctx.warn(p.warning());
+    }
+    let mut out = output::stdout();
     if cmd.json {
         out.json(&published.record)?;
     } else if !ctx.global.quiet {
@@ -219,4 +236,147 @@ pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<Exit> {
         out.say(msg)?;
     }
     Ok(Exit::Ok)
+}
+
+/// Checks the endpoint `req` gives ([`unopenable`]) before it is written:
+/// the problem to warn of once it is, or, when `--strict` (`flag`) or the
+/// profile's `strict = true` refuses it, the error printed and the exit
+/// status (3, as for a credential; nothing is written).
+pub fn endpoint_check(
+    req: &PublishRequest,
+    registry: &presence::Registry,
+    flag: bool,
+) -> Result<Option<Unopenable>, Exit> {
+    let profile = registry.profile();
+    let given = req.endpoint.as_deref().unwrap_or_default();
+    // An endpoint with a credential is checked once redacted (after the
+    // write): a message must not quote the credential, and `--strict`
+    // refuses it anyway.
+    if !presence::redact_text(given).1.is_empty() {
+        return Ok(None);
+    }
+    let Some(problem) = unopenable(given, &req.session_id, &profile.open_handlers) else {
+        return Ok(None);
+    };
+    let origin = if flag {
+        "--strict".to_string()
+    } else if profile.strict {
+        format!("strict = true (profile '{}')", profile.name)
+    } else {
+        return Ok(Some(problem));
+    };
+    if !problem.refuse {
+        return Ok(Some(problem));
+    }
+    output::error(format_args!(
+        "cannot publish session '{}' in {}: {origin} refuses an endpoint that will not \
+         open: {}; nothing was written",
+        output::id_in_error(&req.session_id),
+        profile.dir.display(),
+        problem.message
+    ));
+    Err(Exit::Refused)
+}
+
+/// Why an endpoint given to `publish` would not open on another device,
+/// and what to do about it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Unopenable {
+    /// `WHY; FIX`.
+    pub message: String,
+    /// Whether `--strict` refuses it: false for a scheme that only a
+    /// handler configured on this device opens (it does open, here).
+    pub refuse: bool,
+}
+
+impl Unopenable {
+    /// The warning `publish` prints.
+    pub fn warning(&self) -> String {
+        if self.refuse {
+            format!("this endpoint will not open: {}", self.message)
+        } else {
+            self.message.clone()
+        }
+    }
+}
+
+/// Runs `presence open`'s parser over `endpoint` as another device would:
+/// with the built-in handlers, the host not this machine. A scheme without
+/// a built-in handler is checked with this device's configured one, if
+/// any, and the message says that other devices need one too. None when it
+/// would open (or there is no endpoint).
+pub fn unopenable(endpoint: &str, session_id: &str, here: &open::Handlers) -> Option<Unopenable> {
+    use open::OpenError;
+    if endpoint.is_empty() {
+        return None;
+    }
+    let target = open::Target {
+        this_host: "",
+        session_id,
+        opener: open::platform_opener(),
+        inside_tmux: false,
+    };
+    let scheme = endpoint
+        .split_once("://")
+        .map(|(s, _)| s.to_ascii_lowercase())
+        .unwrap_or_default();
+    let refused = |e: OpenError| {
+        let text = e.to_string();
+        let why = text.strip_prefix("refused to open: ").unwrap_or(&text);
+        let form = match scheme.as_str() {
+            "tmux" => "tmux://HOST/SESSION[:WINDOW[.PANE]]",
+            "ssh" => "ssh://[USER@]HOST[:PORT][/PATH]",
+            "mosh" => "mosh://[USER@]HOST[:PORT]",
+            "http" | "https" => "a plain URL: ASCII, no whitespace, percent-encoded",
+            _ => "SCHEME://[USER@]HOST[:PORT][/PATH]",
+        };
+        let fix = match &e {
+            OpenError::Invalid { field, value, .. } if *field == "user" && value.is_empty() => {
+                format!(
+                    "write --endpoint as {form}, without the '@' or with a user (an unset \
+                     $USER leaves it empty: ${{USER:-$(id -un)}} is never empty)"
+                )
+            }
+            OpenError::Redacted => {
+                "publish the endpoint without the credential (ssh keys or an agent \
+                 authenticate without one)"
+                    .to_string()
+            }
+            _ => format!("write --endpoint as {form}"),
+        };
+        // Some refusals say already what to write.
+        let message = if why.contains("(write ") {
+            why.to_string()
+        } else {
+            format!("{why}; {fix}")
+        };
+        Unopenable {
+            message,
+            refuse: true,
+        }
+    };
+    match open::argv(endpoint, &open::Handlers::default(), target) {
+        Ok(_) | Err(OpenError::NoEndpoint) => None,
+        Err(OpenError::UnknownScheme { scheme, known }) => match here.configured(&scheme) {
+            None => Some(Unopenable {
+                message: format!(
+                    "no handler for scheme '{scheme}' (built-in: {known}); use one of \
+                     those, or configure [open.handlers.{scheme}] on every device that opens \
+                     it (`presence config show` lists the handlers)"
+                ),
+                refuse: true,
+            }),
+            Some(_) => match open::argv(endpoint, here, target) {
+                Ok(_) => Some(Unopenable {
+                    message: format!(
+                        "scheme '{scheme}' opens only where [open.handlers.{scheme}] is \
+                         configured: this device has one, other devices need one too"
+                    ),
+                    refuse: false,
+                }),
+                Err(e) => Some(refused(e)),
+            },
+        },
+        Err(e) => Some(refused(e)),
+    }
 }

@@ -47,6 +47,11 @@ pub fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<Exit> {
     if req.endpoint.is_none() {
         req.default_endpoint = super::open::here_endpoint(registry.host());
     }
+    match super::publish::endpoint_check(&req, &registry, args.fields.strict) {
+        Ok(Some(problem)) => ctx.warn(problem.warning()),
+        Ok(None) => {}
+        Err(exit) => return Ok(exit),
+    }
     let dir = registry.profile().dir.clone();
     let mut command = Command::new(&args.command[0]);
     command.args(&args.command[1..]);

@@ -220,11 +220,13 @@ struct OpenSettings {
     handlers: BTreeMap<String, HandlerSettings>,
 }
 
-/// `[open.handlers.SCHEME]`: `command`, an argv template.
+/// `[open.handlers.SCHEME]`: `command`, an argv template, and
+/// `inside_tmux`, the one that runs instead inside tmux.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct HandlerSettings {
-    command: Vec<String>,
+    command: Option<Vec<String>>,
+    inside_tmux: Option<Vec<String>>,
 }
 
 impl crate::open::Handlers {
@@ -242,14 +244,32 @@ impl Config {
             path: path.to_path_buf(),
             message: e.to_string().trim_end().replace('\n', "\n  "),
         })?;
-        let templates = shape
-            .open
-            .handlers
-            .into_iter()
-            .map(|(scheme, h)| (scheme, h.command))
-            .collect();
-        let open_handlers =
-            crate::open::Handlers::new(templates).map_err(|e| ConfigError::Parse {
+        let mut templates = BTreeMap::new();
+        let mut inside_tmux = BTreeMap::new();
+        for (scheme, h) in shape.open.handlers {
+            if let Some(t) = h.inside_tmux {
+                inside_tmux.insert(scheme.clone(), t);
+            }
+            match h.command {
+                Some(command) => {
+                    templates.insert(scheme, command);
+                }
+                None if inside_tmux.contains_key(&scheme) => {}
+                None => {
+                    return Err(ConfigError::Parse {
+                        path: path.to_path_buf(),
+                        message: format!(
+                            "[open.handlers.{scheme}] has no `command`; write \
+                             command = [\"PROGRAM\", \"ARG\", …] (placeholders such as \
+                             {{host}} fill the arguments)"
+                        ),
+                    });
+                }
+            }
+        }
+        let open_handlers = crate::open::Handlers::new(templates)
+            .and_then(|h| h.with_inside_tmux(inside_tmux))
+            .map_err(|e| ConfigError::Parse {
                 path: path.to_path_buf(),
                 message: e.to_string(),
             })?;

@@ -582,6 +582,22 @@ fn open_handlers_are_read_and_checked() {
         .replace("# command", "command");
     let config = Config::parse(&example, path).unwrap();
     assert!(config.open_handlers.configured("tmux").is_some());
+    let text = "[open.handlers.ssh]\ncommand = [\"ssh\", \"{host}\"]\n\
+                inside_tmux = [\"tmux\", \"new-window\", \"ssh {host}\"]\n";
+    let config = Config::parse(text, path).unwrap();
+    assert_eq!(
+        config.open_handlers.configured_inside_tmux("ssh"),
+        Some(&["tmux".to_string(), "new-window".into(), "ssh {host}".into()][..])
+    );
+    for bad in [
+        "[open.handlers.tmux]\ncommand = [\"x\"]\ninside_tmux = []\n",
+        "[open.handlers.tmux]\ncommand = [\"x\"]\ninside_tmux = [\"{host}\"]\n",
+        "[open.handlers.tmux]\ncommand = [\"x\"]\ninside_tmux = [\"x\", \"{nope}\"]\n",
+        "[open.handlers.tmux]\ninside_tmux = [\"x\"]\n",
+    ] {
+        let e = Config::parse(bad, path).unwrap_err().to_string();
+        assert!(e.contains("inside_tmux"), "{bad}: {e}");
+    }
     for bad in [
         "[open.handlers.tmux]\ncommand = []\n",
         "[open.handlers.tmux]\ncommand = [\"{host}\"]\n",

@@ -95,6 +95,11 @@ pub struct Target<'a> {
     pub session_id: &'a str,
     /// The URL opener for http(s) ([`platform_opener`](super::platform_opener)).
     pub opener: &'a str,
+    /// Whether the argv runs inside tmux (`$TMUX` set): a tmux session on
+    /// this machine is then switched to (`tmux switch-client`, as tmux
+    /// refuses to nest an attach), and a configured handler's
+    /// `inside_tmux` runs instead of its `command`.
+    pub inside_tmux: bool,
 }
 
 /// The argv that opens `endpoint` under `handlers`: a configured handler
@@ -106,7 +111,7 @@ pub fn argv(
     target: Target<'_>,
 ) -> Result<Vec<String>, OpenError> {
     let ep = Endpoint::parse(endpoint)?;
-    if let Some(template) = handlers.configured(&ep.scheme) {
+    if let Some(template) = handlers.template(&ep.scheme, target.inside_tmux) {
         return expand(template, &ep, target);
     }
     let s = |x: &str| x.to_string();
@@ -115,7 +120,14 @@ pub fn argv(
         "tmux" => {
             let session = ep.tmux_session()?;
             if ep.user.is_none() && ep.port.is_none() && same_host(&ep.host, target.this_host) {
-                argv.extend([s("tmux"), s("attach"), s("-t"), session]);
+                // Inside tmux an attach would nest, which tmux refuses:
+                // the client switches to the session instead.
+                let verb = if target.inside_tmux {
+                    "switch-client"
+                } else {
+                    "attach"
+                };
+                argv.extend([s("tmux"), s(verb), s("-t"), session]);
             } else {
                 argv.extend(ssh_prefix(&ep));
                 // ssh joins these into one line for the remote shell; the

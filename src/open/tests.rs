@@ -9,6 +9,7 @@ const HERE: Target<'static> = Target {
     this_host: "laptop",
     session_id: "s-1",
     opener: "xdg-open",
+    inside_tmux: false,
 };
 
 fn builtin(endpoint: &str) -> Result<Vec<String>, OpenError> {
@@ -296,6 +297,57 @@ fn errors_name_the_part_and_quote_the_value() {
         e,
         "no handler for scheme 'gopher'; handlers exist for: http, https, mosh, ssh, tmux"
     );
+}
+
+/// Inside tmux a tmux session of this machine is switched to, as tmux
+/// refuses to nest an attach; one elsewhere still goes through ssh; a
+/// configured handler's `inside_tmux` runs instead of its `command`.
+#[test]
+fn inside_tmux_a_local_session_is_switched_to() {
+    let inside = Target {
+        inside_tmux: true,
+        ..HERE
+    };
+    let d = Handlers::default();
+    assert_eq!(
+        argv("tmux://laptop/work:1.0", &d, inside),
+        Ok(v(&["tmux", "switch-client", "-t", "work:1.0"]))
+    );
+    assert_eq!(
+        argv("tmux://desk/work", &d, inside),
+        Ok(v(&[
+            "ssh", "-t", "--", "desk", "tmux", "attach", "-t", "work"
+        ]))
+    );
+    let h = handlers("ssh", &["wezterm", "ssh", "{host}"])
+        .unwrap()
+        .with_inside_tmux(BTreeMap::from([(
+            "SSH".to_string(),
+            v(&["tmux", "new-window", "ssh {host}"]),
+        )]))
+        .unwrap();
+    assert_eq!(
+        argv("ssh://desk", &h, inside),
+        Ok(v(&["tmux", "new-window", "ssh desk"]))
+    );
+    assert_eq!(
+        argv("ssh://desk", &h, HERE),
+        Ok(v(&["wezterm", "ssh", "desk"]))
+    );
+    // Checked as `command` is, and only next to one.
+    for (scheme, bad) in [
+        ("ssh", &[][..]),
+        ("ssh", &["{host}"][..]),
+        ("ssh", &["x", "{nope}"][..]),
+        ("mosh", &["x"][..]),
+    ] {
+        let e = handlers("ssh", &["x"])
+            .unwrap()
+            .with_inside_tmux(BTreeMap::from([(scheme.to_string(), v(bad))]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("inside_tmux"), "{bad:?}: {e}");
+    }
 }
 
 fn handlers(scheme: &str, command: &[&str]) -> Result<Handlers, OpenError> {

@@ -4,7 +4,9 @@
 //! run nothing; the confirmation for another device's sessions on a real
 //! pseudo-terminal; and a real `tmux attach` for this machine's session.
 
-use crate::harness::{Device, PATIENCE, Run, Stream, World, kill, require_tool, wait_for};
+use crate::harness::{
+    Device, PATIENCE, Run, Stream, World, kill, require_tool, wait_for, wait_until,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -313,7 +315,8 @@ fn configured_handlers() {
     laptop.write_config(&format!(
         "{config}\n[open.handlers.tmux]\ncommand = [\"wezterm\", \"ssh\", \"{{user_at_host}}\", \
          \"--\", \"tmux\", \"attach\", \"-t\", \"{{session}}\"]\n\
-         [open.handlers.vnc]\ncommand = [\"wezterm\", \"--host={{host}}\", \"{{port}}\", \"{{session_id}}\"]\n"
+         [open.handlers.vnc]\ncommand = [\"wezterm\", \"--host={{host}}\", \"{{port}}\", \"{{session_id}}\"]\n\
+         inside_tmux = [\"tmux\", \"new-window\", \"vncviewer {{host}}:{{port}}\"]\n"
     ));
     desk.publish("t", &["--endpoint", "tmux://al@desk-far/work"]);
     desk.publish("v", &["--endpoint", "vnc://desk-far:5901"]);
@@ -327,6 +330,17 @@ fn configured_handlers() {
     assert_eq!(
         argv_of(w.tmp.path(), "wezterm").unwrap(),
         ["--host=desk-far", "5901", "v"]
+    );
+    // Inside tmux, its `inside_tmux` runs instead.
+    let status = with_fakes(laptop.cmd(), &bin)
+        .env("TMUX", "/tmp/tmux-0/default,1,0")
+        .args(["open", "v", "--yes"])
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(7));
+    assert_eq!(
+        argv_of(w.tmp.path(), "tmux").unwrap(),
+        ["new-window", "vncviewer desk-far:5901"]
     );
     let r = open(&laptop, &bin, &["v2", "--yes"]).code(1);
     assert!(r.stderr.contains("has no port"), "{}", r.stderr);
@@ -364,6 +378,10 @@ fn configured_handlers() {
         "{shown}"
     );
     assert!(shown.contains("[open.handlers.vnc]"), "{shown}");
+    assert!(
+        shown.contains("inside_tmux = [\"tmux\", \"new-window\", \"vncviewer {host}:{port}\"]"),
+        "{shown}"
+    );
     assert!(shown.contains("# ssh (built-in): ssh -t"), "{shown}");
     assert!(
         shown.contains("# https (built-in): xdg-open {url}"),
@@ -397,8 +415,13 @@ fn toml_parses(text: &str) {
 /// Runs `presence ARGS` on a pseudo-terminal with `input` typed in;
 /// returns what the terminal showed and the exit status.
 fn on_pty(dev: &Device, bin: &Path, args: &str, input: &str) -> (String, i32) {
+    on_pty_as(dev, bin, "xterm-256color", args, input)
+}
+
+/// [`on_pty`] on a terminal of type `term`.
+fn on_pty_as(dev: &Device, bin: &Path, term: &str, args: &str, input: &str) -> (String, i32) {
     let mut cmd = with_fakes(dev.program(require_tool("script")), bin);
-    cmd.env("TERM", "xterm-256color")
+    cmd.env("TERM", term)
         .args([
             "-qec",
             &format!("stty cols 200; presence {args}"),
@@ -458,28 +481,225 @@ fn confirmation_and_choice_on_a_terminal() {
     assert!(!screen.contains("Open it?"), "{screen}");
     std::fs::remove_file(w.tmp.path().join("argv-ssh")).unwrap();
 
-    // No ID: the table, numbered, and a question.
+    // No ID on a terminal that cannot move its cursor: the rows numbered,
+    // each with its command, and a question that takes a number, an id or
+    // the start of one, and asks again when the answer names none.
     laptop.publish("near-1", &["--endpoint", "https://example.org/near"]);
-    let (screen, code) = on_pty(&laptop, &bin, "open", "2\ny\n");
+    let (screen, code) = on_pty_as(&laptop, &bin, "dumb", "open", "near\n");
     assert_eq!(code, 7, "{screen}");
-    assert!(screen.contains("SESSION"), "{screen}");
-    assert!(screen.contains("Open which session? [1-2]"), "{screen}");
-    let numbered: Vec<&str> = screen
+    let far = screen
         .lines()
-        .filter(|l| l.trim_start().starts_with(['1', '2']) && l.contains("-1"))
-        .collect();
-    assert_eq!(numbered.len(), 2, "{screen}");
-    let far = numbered.iter().find(|l| l.contains("far-1")).unwrap();
-    let pick = far.trim_start().split(' ').next().unwrap();
-    let (screen, code) = on_pty(&laptop, &bin, "open", &format!("{pick}\ny\n"));
+        .find(|l| l.contains("far-1"))
+        .unwrap_or_default();
+    assert!(far.ends_with("  ssh -t -- desk-far"), "{screen}");
+    assert!(
+        screen.contains("xdg-open https://example.org/near"),
+        "{screen}"
+    );
+    assert_eq!(
+        argv_of(w.tmp.path(), "xdg-open").unwrap(),
+        ["https://example.org/near"]
+    );
+    let (screen, code) = on_pty_as(&laptop, &bin, "dumb", "open", "9\n-1\nfar\ny\n");
     assert_eq!(code, 7, "{screen}");
+    assert!(
+        screen.contains("'9' names no one session of these"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("'-1' names no one session of these"),
+        "{screen}"
+    );
+    assert!(screen.contains("published by another device"), "{screen}");
     assert_eq!(
         argv_of(w.tmp.path(), "ssh").unwrap(),
         ["-t", "--", "desk-far"]
     );
-    let (screen, code) = on_pty(&laptop, &bin, "open", "9\n");
+    let (screen, code) = on_pty_as(&laptop, &bin, "dumb", "open", "\n");
     assert_eq!(code, 1, "{screen}");
-    assert!(screen.contains("no session chosen"), "{screen}");
+    assert!(screen.contains("not opened"), "{screen}");
+}
+
+/// With no ID, on a terminal: an inline chooser, in a real tmux pane. Only
+/// the sessions that can be opened are offered, each with the command Enter
+/// runs, and one line says how many were left out and why; typing filters,
+/// Enter opens the first match, Enter on no match asks again, Esc and
+/// Ctrl-C cancel (exit 1, "not opened"); another device's session is still
+/// confirmed.
+#[test]
+fn the_chooser_filters_opens_and_cancels() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let desk = w.device("desk");
+    let bin = fakes(w.tmp.path(), FAKES);
+    laptop.publish("c3", &[]);
+    laptop.publish("moshx", &["--endpoint", "mosh://alice@desktop/x"]);
+    laptop.publish("ftp1", &["--endpoint", "ftp://files/x"]);
+    laptop.publish(
+        "web-docs",
+        &[
+            "--endpoint",
+            "https://example.org/docs",
+            "--title",
+            "The docs",
+        ],
+    );
+    laptop.publish("work-2", &["--endpoint", "ssh://desk-far/srv/app"]);
+    desk.publish("far-1", &["--endpoint", "ssh://desk-far"]);
+    let server = TmuxServer {
+        tmux: require_tool("tmux"),
+        tmpdir: w.tmp.path().join("tmux"),
+    };
+    std::fs::create_dir_all(&server.tmpdir).unwrap();
+    let rc = w.tmp.path().join("rc");
+    let script = format!(
+        "presence open; echo $? > '{0}.new'; mv '{0}.new' '{0}'; sleep 300",
+        rc.display()
+    );
+    let ok = with_fakes(laptop.program(&server.tmux), &bin)
+        .env("TMUX_TMPDIR", &server.tmpdir)
+        .env("TERM", "xterm-256color")
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            "pick",
+            "-x",
+            "120",
+            "-y",
+            "20",
+            &script,
+        ])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let screen = || {
+        let out = server
+            .cmd()
+            .args(["capture-pane", "-p", "-t", "pick"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let keys = |keys: &[&str]| {
+        let ok = server
+            .cmd()
+            .args(["send-keys", "-t", "pick"])
+            .args(keys)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    };
+    let shows = |what: &str| {
+        wait_for(&format!("the pane to show {what:?}"), PATIENCE, || {
+            let s = screen();
+            if s.contains(what) { Ok(s) } else { Err(s) }
+        })
+        .0
+    };
+    let ended = || {
+        let (code, _) = wait_for("presence open to end", PATIENCE, || {
+            std::fs::read_to_string(&rc).map_err(|e| e.to_string())
+        });
+        std::fs::remove_file(&rc).unwrap();
+        code.trim().to_string()
+    };
+    // From a client with the fakes on its PATH: tmux gives a respawned
+    // pane the PATH of the client that asks.
+    let again_with = |script: &str| {
+        let ok = with_fakes(laptop.program(&server.tmux), &bin)
+            .env("TMUX_TMPDIR", &server.tmpdir)
+            .args(["respawn-pane", "-k", "-t", "pick", script])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    };
+
+    let again = || again_with(&script);
+    let first = shows("left out");
+    assert!(
+        first.contains(
+            "3/3 · 3 left out: 1 without an endpoint, 1 refused, 1 with no handler (ftp)"
+        ),
+        "{first}"
+    );
+    for shown in [
+        "xdg-open https://example.org/docs",
+        "ssh -t -- desk-far 'cd -- /srv/app && exec \"${SHELL:-/bin/sh}\" -l'",
+        "far-1",
+        "The docs",
+    ] {
+        assert!(first.contains(shown), "{shown}: {first}");
+    }
+    for absent in ["c3", "moshx", "ftp1"] {
+        assert!(!first.contains(absent), "{absent}: {first}");
+    }
+    // Nothing matches: Enter asks again.
+    keys(&["-l", "zzz"]);
+    shows("no session matches");
+    keys(&["Enter"]);
+    keys(&["C-u"]);
+    keys(&["-l", "doc"]);
+    shows("Open which session? doc");
+    keys(&["Enter"]);
+    assert_eq!(ended(), "7", "{}", screen());
+    assert_eq!(
+        argv_of(w.tmp.path(), "xdg-open").unwrap(),
+        ["https://example.org/docs"]
+    );
+
+    again();
+    shows("left out");
+    keys(&["Escape"]);
+    assert_eq!(ended(), "1");
+    assert!(screen().contains("presence: not opened"), "{}", screen());
+
+    again();
+    shows("left out");
+    keys(&["-l", "w"]);
+    shows("Open which session? w");
+    keys(&["C-c"]);
+    assert_eq!(ended(), "1");
+    assert_eq!(argv_of(w.tmp.path(), "ssh"), None);
+
+    // Arrows, then another device's session: confirmed first.
+    again();
+    shows("left out");
+    keys(&["-l", "far-"]);
+    shows("Open which session? far-");
+    keys(&["Down", "Up", "Enter"]);
+    shows("Open it? [y/N]");
+    keys(&["-l", "y"]);
+    keys(&["Enter"]);
+    assert_eq!(ended(), "7", "{}", screen());
+    assert_eq!(
+        argv_of(w.tmp.path(), "ssh").unwrap(),
+        ["-t", "--", "desk-far"]
+    );
+
+    // An id that two devices publish: the chooser among their records,
+    // each naming its device.
+    let two = w.device("two");
+    two.publish("far-1", &["--endpoint", "ssh://desk-two"]);
+    let device = two.device_id()[..8].to_string();
+    again_with(&script.replace("presence open", "presence open far-1"));
+    let shown = shows("2/2");
+    assert!(
+        shown.contains("published by 2 devices; choose one"),
+        "{shown}"
+    );
+    assert!(shown.contains(&device), "{shown}");
+    keys(&["-l", "desk-two"]);
+    shows("1/2");
+    keys(&["Enter"]);
+    shows("Open it? [y/N]");
+    keys(&["-l", "y"]);
+    keys(&["Enter"]);
+    assert_eq!(ended(), "7", "{}", screen());
+    assert_eq!(
+        argv_of(w.tmp.path(), "ssh").unwrap(),
+        ["-t", "--", "desk-two"]
+    );
 }
 
 /// The confirmation's and the refusals' foreign fields are made safe once,
@@ -547,6 +767,198 @@ fn foreign_fields_are_escaped_once_and_the_prompt_has_real_lines() {
             assert!(!r.stderr.contains(r"\\"), "{id}: {}", r.stderr);
         }
     }
+}
+
+/// `open` of a session whose last record expired or ended says so, since
+/// when and where it was last seen, instead of "no live session".
+#[test]
+fn a_session_that_expired_or_ended_says_so() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let bin = fakes(w.tmp.path(), FAKES);
+    laptop.publish("gone", &["--ttl", "1s", "--endpoint", "ssh://desk-far"]);
+    laptop.publish("done-1", &["--endpoint", "ssh://desk-far/x"]);
+    let host = laptop.show("gone").host;
+    laptop.run(&["clear", "--session", "done-1"]).success();
+    wait_until("gone to expire", PATIENCE, || laptop.list(&[]).is_empty());
+    for id in ["gone", "gon"] {
+        let r = open(&laptop, &bin, &[id]).code(1);
+        assert!(
+            r.stderr.starts_with("presence: session 'gone' expired ")
+                && r.stderr
+                    .ends_with(&format!(" ago (last seen on {host}); nothing to open\n")),
+            "{id}: {}",
+            r.stderr
+        );
+    }
+    let r = open(&laptop, &bin, &["done-1", "--print"]).code(1);
+    assert!(
+        r.stderr.starts_with("presence: session 'done-1' ended ")
+            && r.stderr.contains("(last seen on "),
+        "{}",
+        r.stderr
+    );
+    let r = open(&laptop, &bin, &["nosuch"]).code(1);
+    assert!(r.stderr.contains("no live session"), "{}", r.stderr);
+    assert_eq!(argv_of(w.tmp.path(), "ssh"), None);
+}
+
+/// `publish` runs `open`'s parser over the endpoint it is given, as
+/// another device would: one that will not open is published with a
+/// warning naming why and what to write, and refused under `--strict`
+/// (exit 3, nothing written). A scheme only this device has a handler for
+/// is a note that other devices need one too.
+#[test]
+fn publish_warns_of_an_endpoint_that_will_not_open() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let cases = [
+        (
+            "ssh://@vm/gw-1",
+            "the endpoint's user \"\" is empty; write --endpoint as ssh://",
+        ),
+        (
+            "mosh://h/path",
+            "the endpoint's path \"/path\" is not used by mosh://",
+        ),
+        ("ftp://files/x", "no handler for scheme 'ftp'"),
+        ("tmux://", "the endpoint's host \"\" is empty"),
+        (
+            "tmux://vm/a;b",
+            "the endpoint's session \"a;b\" contains ';'",
+        ),
+        (
+            "ssh://vm/a b",
+            "the endpoint \"ssh://vm/a b\" contains whitespace",
+        ),
+        (
+            "ssh://-oProxyCommand=x/y",
+            "the endpoint's host \"-oProxyCommand=x\" starts with '-'",
+        ),
+        ("zed://vm/x", "no handler for scheme 'zed'"),
+        (
+            "https://h/x/ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "the endpoint was redacted",
+        ),
+    ];
+    for (n, (endpoint, why)) in cases.iter().enumerate() {
+        let id = format!("ep-{n}");
+        let r = laptop.run(&["publish", "--session", &id, "--endpoint", endpoint]);
+        let r = r.success();
+        assert!(
+            r.stderr.contains(&format!(
+                "presence: warning: this endpoint will not open: {why}"
+            )),
+            "{endpoint}: {}",
+            r.stderr
+        );
+        assert!(!laptop.show(&id).endpoint.is_empty(), "{endpoint}");
+        let strict = format!("strict-{n}");
+        let r = laptop
+            .run(&[
+                "publish",
+                "--session",
+                &strict,
+                "--endpoint",
+                endpoint,
+                "--strict",
+            ])
+            .code(3);
+        assert!(
+            r.stderr.contains("nothing was written"),
+            "{endpoint}: {}",
+            r.stderr
+        );
+        assert!(
+            !laptop
+                .list(&["--all"])
+                .iter()
+                .any(|r| r.session_id == strict),
+            "{endpoint}: written under --strict"
+        );
+    }
+    // `run` takes --endpoint too.
+    let r = laptop
+        .run(&[
+            "run",
+            "--session",
+            "r",
+            "--endpoint",
+            "mosh://h/path",
+            "--",
+            "true",
+        ])
+        .success();
+    assert!(
+        r.stderr.contains("this endpoint will not open"),
+        "{}",
+        r.stderr
+    );
+    let r = laptop
+        .run(&[
+            "run",
+            "--session",
+            "r",
+            "--endpoint",
+            "mosh://h/path",
+            "--strict",
+            "--",
+            "true",
+        ])
+        .code(3);
+    assert!(r.stderr.contains("nothing was written"), "{}", r.stderr);
+    // Endpoints that open: no word, also under --strict.
+    for endpoint in [
+        "ssh://al@vm",
+        "ssh://vm/~/src",
+        "tmux://vm/work:0.1",
+        "mosh://vm:22",
+        "https://h/x?a=1#b",
+    ] {
+        let r = laptop
+            .run(&[
+                "publish",
+                "--session",
+                "fine",
+                "--endpoint",
+                endpoint,
+                "--strict",
+            ])
+            .success();
+        assert_eq!(r.stderr, "", "{endpoint}");
+    }
+    // A handler configured here: a note, and --strict publishes.
+    let config = std::fs::read_to_string(laptop.config_path()).unwrap();
+    laptop.write_config(&format!(
+        "{config}\n[open.handlers.zed]\ncommand = [\"zed\", \"{{host}}\"]\n"
+    ));
+    let r = laptop
+        .run(&[
+            "publish",
+            "--session",
+            "z",
+            "--endpoint",
+            "zed://vm/x",
+            "--strict",
+        ])
+        .success();
+    assert!(
+        r.stderr.contains(
+            "[open.handlers.zed] is configured: this device has one, other devices need one too"
+        ),
+        "{}",
+        r.stderr
+    );
+    // So does `strict = true` in the profile.
+    laptop.write_config(&config.replace("[profiles.default]", "[profiles.default]\nstrict = true"));
+    let r = laptop
+        .run(&["publish", "--session", "s", "--endpoint", "mosh://h/path"])
+        .code(3);
+    assert!(
+        r.stderr.contains("strict = true (profile 'default')"),
+        "{}",
+        r.stderr
+    );
 }
 
 /// Stops the tmux server of a test, whatever happens to the test.
@@ -654,6 +1066,100 @@ fn a_local_tmux_session_is_attached_for_real() {
         child.try_wait().unwrap().ok_or("still attached")
     });
     assert!(status.success(), "{status:?}");
+}
+
+/// Inside tmux, `open` of a tmux session on this machine switches the
+/// client to it (tmux refuses an attach there, "sessions should be nested
+/// with care"); `--print` and `list --json` say what would run there.
+#[test]
+fn inside_tmux_open_switches_the_client() {
+    let w = World::new();
+    let laptop = w.device("laptop");
+    let server = TmuxServer {
+        tmux: require_tool("tmux"),
+        tmpdir: w.tmp.path().join("tmux"),
+    };
+    std::fs::create_dir_all(&server.tmpdir).unwrap();
+    laptop.publish("w", &[]);
+    let host = laptop.show("w").host;
+    laptop.publish("w", &["--endpoint", &format!("tmux://{host}/work")]);
+    let tmux = |args: &[&str]| {
+        let ok = laptop
+            .program(&server.tmux)
+            .env("TMUX_TMPDIR", &server.tmpdir)
+            .env("TERM", "xterm-256color")
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "tmux {args:?}");
+    };
+    tmux(&["new-session", "-d", "-s", "work", "sleep 300"]);
+    tmux(&["new-session", "-d", "-s", "other", "sleep 300"]);
+    // A client on `other`, as a user in a terminal.
+    let mut client = laptop.program(require_tool("script"));
+    client
+        .env("TERM", "xterm-256color")
+        .env("TMUX_TMPDIR", &server.tmpdir)
+        .args(["-qec", "tmux attach -t other", "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null());
+    let _client = crate::harness::KillOnDrop(client.spawn().unwrap());
+    let clients = || {
+        let out = server
+            .cmd()
+            .args(["list-clients", "-F", "#{client_session}"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    wait_for("a client on other", PATIENCE, || {
+        let c = clients();
+        if c == "other" { Ok(()) } else { Err(c) }
+    });
+    // In that client's pane, the user opens `w`.
+    let rc = w.tmp.path().join("rc");
+    tmux(&[
+        "respawn-pane",
+        "-k",
+        "-t",
+        "other",
+        &format!(
+            "presence open w --yes 2> '{0}.err'; echo $? > '{0}.new'; mv '{0}.new' '{0}'; sleep 300",
+            rc.display()
+        ),
+    ]);
+    let (code, _) = wait_for("presence open to end in the pane", PATIENCE, || {
+        std::fs::read_to_string(&rc).map_err(|e| e.to_string())
+    });
+    let err = std::fs::read_to_string(format!("{}.err", rc.display())).unwrap_or_default();
+    assert_eq!(code.trim(), "0", "{err}");
+    wait_for("the client to be on work", PATIENCE, || {
+        let c = clients();
+        if c == "work" { Ok(()) } else { Err(c) }
+    });
+
+    // What would run, inside tmux and outside.
+    let inside = |args: &[&str]| {
+        let out = laptop
+            .cmd()
+            .env("TMUX", "/tmp/tmux-0/default,1,0")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        inside(&["open", "w", "--print"]),
+        "tmux switch-client -t work\n"
+    );
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&inside(&["list", "--json"])).unwrap();
+    assert_eq!(
+        rows[0]["open"],
+        serde_json::json!(["tmux", "switch-client", "-t", "work"])
+    );
+    let printed = laptop.run(&["open", "w", "--print"]).success().stdout;
+    assert_eq!(printed, "tmux attach -t work\n");
 }
 
 /// Inside tmux, `publish` and `run` default the endpoint to the tmux

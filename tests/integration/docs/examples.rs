@@ -499,6 +499,11 @@ fn every_presence_example_in_the_docs_runs_as_shown() {
             for (device, command) in &marks.given {
                 let (code, _, stderr) = devices.run(device, command, false);
                 assert_eq!(code, 0, "{}: given `{command}` failed: {stderr}", block.at);
+                assert!(
+                    !stderr.contains("will not open"),
+                    "{}: given `{command}`: {stderr}",
+                    block.at
+                );
             }
             for e in &examples {
                 let mark = marks.of(&e.command);
@@ -516,6 +521,9 @@ fn every_presence_example_in_the_docs_runs_as_shown() {
                     }
                 } else if code == 124 {
                     problem = Some("ran for 60 s: mark it `interrupt:`".into());
+                } else if stderr.contains("will not open") {
+                    // An endpoint in the docs is one that opens.
+                    problem = Some("publishes an endpoint that will not open".into());
                 } else if code != e.status {
                     problem = Some(format!("exit {code}, want {}", e.status));
                 } else if mark == Mark::Run && !e.output.is_empty() {
