@@ -417,6 +417,116 @@ fn packaged_units_match_docs_systemd() {
     }
 }
 
+/// Where the Debian package installs a file of the repository, from the
+/// `assets` of `[package.metadata.deb]` (a `*` stands for any file name in
+/// its directory; a target ending in `/` is a directory).
+fn packaged_as(assets: &[(String, String)], file: &str) -> Vec<String> {
+    assets
+        .iter()
+        .filter_map(|(source, target)| {
+            let matches = match source.split_once('*') {
+                Some((dir, rest)) => file.strip_prefix(dir).is_some_and(|name| {
+                    !name.contains('/') && name.ends_with(rest) && name.len() >= rest.len()
+                }),
+                None => source == file,
+            };
+            let name = file.rsplit('/').next().unwrap_or(file);
+            matches.then(|| match target.strip_suffix('/') {
+                Some(dir) => format!("/{dir}/{name}"),
+                None => format!("/{target}"),
+            })
+        })
+        .collect()
+}
+
+/// The project's pages are named in Cargo.toml, and the package carries the
+/// documentation where README.md's relative links (and those between the
+/// docs) lead once installed: the README, every docs/*.md and the unit and
+/// agent examples, laid out as in the repository under
+/// /usr/share/doc/presence.
+#[test]
+fn the_package_installs_the_docs_where_their_links_lead() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cargo: toml::Table = std::fs::read_to_string(root.join("Cargo.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let package = cargo["package"].as_table().unwrap();
+    let url = "https://github.com/presence-dev/presence";
+    assert_eq!(package["repository"].as_str(), Some(url));
+    assert_eq!(package["homepage"].as_str(), Some(url));
+    assert_eq!(
+        package["documentation"].as_str(),
+        Some(format!("{url}/tree/main/docs").as_str())
+    );
+    let assets: Vec<(String, String)> = package["metadata"]["deb"]["assets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            let a = a.as_array().unwrap();
+            (
+                a[0].as_str().unwrap().to_string(),
+                a[1].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let doc = "/usr/share/doc/presence";
+    let mut docs = vec!["README.md".to_string(), "CHANGELOG.md".to_string()];
+    for sub in ["docs", "docs/systemd", "docs/launchd"] {
+        for e in std::fs::read_dir(root.join(sub)).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name().into_string().unwrap();
+            if e.file_type().unwrap().is_file() && (sub != "docs" || name.ends_with(".md")) {
+                docs.push(format!("{sub}/{name}"));
+            }
+        }
+    }
+    for file in &docs {
+        let at = packaged_as(&assets, file);
+        assert!(
+            at.contains(&format!("{doc}/{file}")),
+            "{file} is not installed as {doc}/{file} (but as {at:?})"
+        );
+    }
+    // Every relative link of the installed documents leads to an installed
+    // file (or to a directory of them).
+    let installed: Vec<String> = docs.iter().map(|f| format!("{doc}/{f}")).collect();
+    let mut links = 0;
+    for file in docs.iter().filter(|f| f.ends_with(".md")) {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let base = Path::new(doc).join(file);
+        let base = base.parent().unwrap();
+        for (at, _) in text.match_indices("](") {
+            let rest = &text[at + 2..];
+            let target = &rest[..rest.find(')').unwrap_or(rest.len())];
+            let target = target.split('#').next().unwrap();
+            if target.is_empty() || target.contains("://") || target.contains('$') {
+                continue;
+            }
+            let mut path = base.to_path_buf();
+            for part in target.trim_end_matches('/').split('/') {
+                match part {
+                    ".." => {
+                        path.pop();
+                    }
+                    "." => {}
+                    part => path.push(part),
+                }
+            }
+            let path = path.display().to_string();
+            assert!(
+                installed
+                    .iter()
+                    .any(|i| *i == path || i.starts_with(&format!("{path}/"))),
+                "{file} links to {target}, which the package does not install ({path})"
+            );
+            links += 1;
+        }
+    }
+    assert!(links > 40, "only {links} links followed");
+}
+
 /// On a terminal, setup lists the synced folders it found, takes a number,
 /// shows its plan and asks before changing anything.
 #[test]
