@@ -24,23 +24,35 @@ pub fn run(ctx: &Ctx, args: DoctorArgs) -> anyhow::Result<Exit> {
             status: Status::Fail,
             message: e.to_string(),
             fix: Some("fix the file (the message names the line), or drop --config".into()),
+            ..Check::default()
         }],
     };
     let mut out = output::stdout();
     if args.json {
         out.json(&checks)?;
     } else {
-        out.lines(&lines(&checks))?;
+        print(&mut out, &checks)?;
     }
     Ok(Exit::failure_if(
         checks.iter().any(|c| c.status == Status::Fail),
     ))
 }
 
-/// [`lines`] written to `out` (for `setup`).
+/// [`lines`] written to `out`, then the verdict (`doctor` and `setup`).
 pub(super) fn print(out: &mut output::Out, checks: &[Check]) -> anyhow::Result<()> {
     out.lines(&lines(checks))?;
+    out.say(verdict(checks))?;
     Ok(())
+}
+
+/// The last line: how many checks failed or warned.
+fn verdict(checks: &[Check]) -> String {
+    let count = |s: Status| checks.iter().filter(|c| c.status == s).count();
+    match (count(Status::Warn), count(Status::Fail)) {
+        (0, 0) => "doctor: every check passed".to_string(),
+        (w, 0) => format!("doctor: {w} warning(s), nothing failed"),
+        (w, f) => format!("doctor: {f} check(s) failed, {w} warning(s)"),
+    }
 }
 
 /// The checks, one line each, with the fix under each that is not ok.

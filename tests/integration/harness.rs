@@ -254,6 +254,55 @@ fn require_tool_on(name: &str, path: &std::ffi::OsStr) -> PathBuf {
         .unwrap_or_else(|| missing(name, package))
 }
 
+/// The world's directory of stand-in programs (`crontab`, `systemctl`),
+/// made on first use; put it first on PATH, or alone for a machine that
+/// has none of the real ones.
+pub fn fake_bin(w: &World) -> PathBuf {
+    let bin = w.tmp.path().join("fake-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    bin
+}
+
+/// Writes the stand-in program `name` into [`fake_bin`].
+pub fn fake_program(w: &World, name: &str, script: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = fake_bin(w).join(name);
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A stand-in `crontab` in [`fake_bin`] that keeps the crontab in a file
+/// (returned; it does not exist until a crontab is installed): `-l` prints
+/// it (or fails with "no crontab for …"), `crontab FILE` and `crontab`
+/// (stdin) install one. Only shell builtins, so that it works
+/// with PATH set to [`fake_bin`] alone.
+pub fn fake_crontab(w: &World) -> PathBuf {
+    let store = w.tmp.path().join("crontab");
+    let copy = r#"while IFS= read -r l || [ -n "$l" ]; do printf '%s\n' "$l"; done"#;
+    let script = format!(
+        "#!/bin/sh\nstore='{store}'\ncase \"$1\" in\n\
+         -l) [ -f \"$store\" ] || {{ echo 'no crontab for tester' >&2; exit 1; }}; \
+         {copy} < \"$store\";;\n\
+         -*) echo 'crontab: bad option' >&2; exit 1;;\n\
+         '') {copy} > \"$store\";;\n\
+         *) {copy} < \"$1\" > \"$store\";;\n\
+         esac\n",
+        store = store.display()
+    );
+    fake_program(w, "crontab", &script);
+    store
+}
+
+/// A stand-in `systemctl` in [`fake_bin`] for a machine with no systemd
+/// user manager: every call fails as `systemctl --user` does there.
+pub fn no_user_manager(w: &World) {
+    fake_program(
+        w,
+        "systemctl",
+        "#!/bin/sh\necho 'Failed to connect to bus: No medium found' >&2\nexit 1\n",
+    );
+}
+
 /// Makes a FIFO at `path` with mkfifo(1).
 pub fn mkfifo(path: &Path) {
     let ok = Command::new(require_tool("mkfifo"))
@@ -583,6 +632,29 @@ pub struct JsonCheck {
     /// Only when there is something to do.
     #[serde(default)]
     pub fix: Option<String>,
+    /// The details of a check about a device (`device`, `device-id`).
+    #[serde(default)]
+    pub device_id: Option<String>,
+    #[serde(default)]
+    pub host: Option<String>,
+    #[serde(default)]
+    pub this_device: Option<bool>,
+    #[serde(default)]
+    pub records: Option<usize>,
+    #[serde(default)]
+    pub live: Option<usize>,
+    #[serde(default)]
+    pub last_seen_s: Option<f64>,
+    #[serde(default)]
+    pub offset_s: Option<f64>,
+    #[serde(default)]
+    pub offset_learned: Option<bool>,
+    /// The sessions (`refresher`) and files (`secrets`, `forged`,
+    /// `device-id`) a check names.
+    #[serde(default)]
+    pub sessions: Vec<String>,
+    #[serde(default)]
+    pub files: Vec<String>,
 }
 
 /// The typed readers fail on a field that is missing, renamed or added,
