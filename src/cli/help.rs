@@ -128,9 +128,9 @@ help!(
     "  presence setup                           # on a terminal: asks where, shows the plan
   presence setup --yes --dir ~/Sync/presence
   presence setup --dry-run                 # every change it would make; makes none
-  presence setup --yes --timer cron        # print the crontab lines instead of units
+  presence setup --yes --timer cron        # lines in your crontab instead of units
   presence setup --yes --profile work --dir ~/Sync/work-presence --no-timer
-  presence setup --uninstall --yes         # the units and .stignore lines setup added
+  presence setup --uninstall --yes         # the units, crontab and .stignore lines setup added
   presence setup --yes --force             # also replace units or agents you edited",
     "  0  set up (or nothing to change), and doctor found nothing failing
   1  a change could not be made, or a doctor check failed

@@ -32,16 +32,30 @@ pub(super) enum Action {
     MakeDir(PathBuf),
     /// Run a program.
     Run(Vec<String>),
+    /// Install `after` as the user's crontab, if it still is `before`;
+    /// `lines` are the ones added, shown with the plan.
+    Crontab {
+        before: String,
+        after: String,
+        lines: Vec<String>,
+    },
+}
+
+impl Change {
+    /// The lines this step adds to a file the user may want to read or
+    /// copy them from (a crontab's), shown under its words.
+    pub(super) fn lines(&self) -> &[String] {
+        match &self.action {
+            Action::Crontab { lines, .. } => lines,
+            _ => &[],
+        }
+    }
 }
 
 /// What setup says after its plan.
 pub(super) enum Note {
     /// Said as any text is, made safe for the terminal.
     Say(String),
-    /// A line to copy into a file (a crontab line): this program's own text
-    /// and this device's paths, with no control character, printed as it
-    /// is, since made safe its backslashes would be doubled.
-    Copy(String),
 }
 
 /// A small text file (invalid UTF-8 replaced), `None` when it does not
@@ -98,6 +112,7 @@ pub(super) fn apply(action: &Action) -> anyhow::Result<()> {
                 .with_context(|| format!("cannot run {}", argv[0]))?;
             anyhow::ensure!(status.success(), "`{}` failed ({status})", argv.join(" "));
         }
+        Action::Crontab { before, after, .. } => super::cron::install(before, after)?,
     }
     Ok(())
 }
