@@ -472,6 +472,7 @@ fn doctor_sees_this_devices_sessions_go_stale_with_no_refresher() {
     // docs a user has outside a checkout.
     let fix_names_the_timer = |c: &JsonCheck| {
         let fix = c.fix.as_deref().unwrap_or_default();
+        assert_docs_travel("the refresher's fix", fix);
         assert!(
             fix.contains("install cron")
                 && fix.contains("`presence setup`")
@@ -737,6 +738,9 @@ fn a_configured_directory_no_sync_engine_shares_is_a_warning() {
     let c = named(&checks, "sync-engine")[0];
     assert_eq!(c.status, "warn", "{c:#?}");
     assert!(c.message.contains("no sync engine shares"), "{c:#?}");
+    for c in &checks {
+        assert_docs_travel(&c.check, c.fix.as_deref().unwrap_or_default());
+    }
     assert!(
         c.fix
             .as_deref()

@@ -224,6 +224,7 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("bash", "bash"),
     ("tmux", "tmux"),
     ("strace", "strace"),
+    ("man", "man-db"),
 ];
 
 /// Fails the test because `what` is missing: a test that needs a tool never
@@ -301,6 +302,60 @@ pub fn no_user_manager(w: &World) {
         "systemctl",
         "#!/bin/sh\necho 'Failed to connect to bus: No medium found' >&2\nexit 1\n",
     );
+}
+
+/// The anchor GitHub gives a Markdown heading: lowercased, with what is not
+/// a letter, digit, space, `-` or `_` dropped and spaces made `-`.
+fn heading_anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// Asserts that `text` (a `--help`, a man page, a doctor fix) points to the
+/// documentation only as it travels, never to a checkout's `docs/` path:
+/// every `docs/` is part of the project's address or of
+/// /usr/share/doc/presence, and each address of the project names a file
+/// of the repository and, after `#`, one of its headings.
+pub fn assert_docs_travel(what: &str, text: &str) {
+    let text = text.replace("\\-", "-");
+    for (at, _) in text.match_indices("docs/") {
+        let before = &text[..at];
+        assert!(
+            ["/blob/main/", "/tree/main/", "/usr/share/doc/presence/"]
+                .iter()
+                .any(|p| before.ends_with(p)),
+            "{what} points to a checkout path: …{}",
+            &text[at.saturating_sub(40)..(at + 40).min(text.len())]
+        );
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = "https://github.com/presence-dev/presence/blob/main/";
+    for (at, _) in text.match_indices(page) {
+        let rest = &text[at + page.len()..];
+        let end = rest
+            .find(|c: char| c.is_whitespace() || matches!(c, ')' | '`' | '"' | ','))
+            .unwrap_or(rest.len());
+        let (path, anchor) = match rest[..end].split_once('#') {
+            Some((p, a)) => (p, Some(a)),
+            None => (&rest[..end], None),
+        };
+        let file = root.join(path);
+        let doc = std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("{what} points to {path}, which is not there: {e}"));
+        if let Some(anchor) = anchor {
+            assert!(
+                doc.lines()
+                    .filter_map(|l| l.strip_prefix('#'))
+                    .any(|h| heading_anchor(h.trim_start_matches('#')) == anchor),
+                "{what} points to {path}#{anchor}, a heading it does not have"
+            );
+        }
+    }
 }
 
 /// Makes a FIFO at `path` with mkfifo(1).
