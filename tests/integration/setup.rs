@@ -605,6 +605,7 @@ fn setup_asks_on_a_terminal() {
     assert!(out.contains("doctor: "), "{out}");
     let config = std::fs::read_to_string(d.config_path()).unwrap();
     assert!(config.contains("dir = \"~/Dropbox/presence\""), "{config}");
+    crate::harness::assert_docs_travel("the configuration setup writes", &config);
     assert!(home.join("Dropbox/presence").is_dir());
 }
 
