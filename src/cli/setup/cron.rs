@@ -10,12 +10,9 @@
 
 use std::ops::Range;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
-use anyhow::{Context as _, bail};
-
-use super::plan::{Action, Change, Note};
+use super::plan::{Action, Change, Crontab, Note, read_crontab};
 use super::timers::{cron_command, digest};
 
 /// The comment line above setup's lines: `OPEN`, the digest of the lines
@@ -26,67 +23,6 @@ const CLOSE: &str = " of the lines below, up to the end mark): they keep this de
                      removes them.";
 /// The comment line below setup's lines.
 const END: &str = "# End of the lines `presence setup` added.";
-
-/// The crontab, as `crontab -l` gives it.
-pub(super) enum Crontab {
-    /// There is no `crontab` program.
-    NotInstalled,
-    /// `crontab -l` failed for another reason than there being none: why.
-    Unreadable(String),
-    /// The user's crontab (empty when there is none).
-    Text(String),
-}
-
-/// Reads this user's crontab with `crontab -l`.
-pub(super) fn read() -> Crontab {
-    let out = match Command::new("crontab")
-        .arg("-l")
-        .stdin(std::process::Stdio::null())
-        .output()
-    {
-        Ok(out) => out,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Crontab::NotInstalled,
-        Err(e) => return Crontab::Unreadable(format!("cannot run crontab: {e}")),
-    };
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if out.status.success() {
-        Crontab::Text(stdout)
-    } else if stdout.is_empty() && stderr.to_lowercase().contains("no crontab") {
-        Crontab::Text(String::new())
-    } else {
-        Crontab::Unreadable(format!(
-            "`crontab -l` failed ({}): {}",
-            out.status,
-            stderr.trim()
-        ))
-    }
-}
-
-/// Installs `after` as this user's crontab, if the crontab still holds
-/// `before` (what the plan was made from).
-pub(super) fn install(before: &str, after: &str) -> anyhow::Result<()> {
-    match read() {
-        Crontab::Text(now) if now == before => {}
-        Crontab::Text(_) => bail!(
-            "your crontab changed while setup ran, so setup left it as it is: run setup again"
-        ),
-        Crontab::NotInstalled => bail!("there is no `crontab` program any more"),
-        Crontab::Unreadable(why) => bail!("{why}"),
-    }
-    let mut file = tempfile::Builder::new()
-        .prefix("presence-crontab.")
-        .tempfile()
-        .context("cannot write a temp file for crontab")?;
-    std::io::Write::write_all(&mut file, after.as_bytes())?;
-    let status = Command::new("crontab")
-        .arg(file.path())
-        .stdin(std::process::Stdio::null())
-        .status()
-        .context("cannot run crontab")?;
-    anyhow::ensure!(status.success(), "`crontab FILE` failed ({status})");
-    Ok(())
-}
 
 /// The divisors of 60 below 60: the spacings that repeat evenly in a
 /// minute, and the minute steps that repeat evenly in an hour.
@@ -200,7 +136,7 @@ pub(super) fn cron_plan(
     plan: &mut Vec<Change>,
     notes: &mut Vec<Note>,
 ) -> anyhow::Result<Option<String>> {
-    let text = match read() {
+    let text = match read_crontab() {
         Crontab::Text(text) => text,
         Crontab::NotInstalled => {
             return Ok(Some(
@@ -294,7 +230,7 @@ pub(super) fn uninstall_plan(
     plan: &mut Vec<Change>,
     notes: &mut Vec<Note>,
 ) -> anyhow::Result<()> {
-    let Crontab::Text(text) = read() else {
+    let Crontab::Text(text) = read_crontab() else {
         return Ok(());
     };
     let found = find(&text);

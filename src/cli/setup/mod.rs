@@ -176,9 +176,18 @@ pub fn run(ctx: &Ctx, args: SetupArgs) -> anyhow::Result<Exit> {
             .ok()
             .and_then(|all| all.iter().map(|p| p.refresh_interval).min())
             .unwrap_or(current.refresh_interval);
-        let (timers, why) = timers::timer_plan(&platform, timer, interval, args.force, &mut notes)?;
-        plan.extend(timers);
-        missing = why;
+        missing = if timer == Timer::Cron {
+            let want = cron::Want {
+                binary: &platform.binary,
+                interval,
+                force: args.force,
+            };
+            cron::cron_plan(&want, &mut plan, &mut notes)?
+        } else {
+            let (timers, why) = timers::timer_plan(&platform, timer, args.force, &mut notes)?;
+            plan.extend(timers);
+            why
+        };
         plan
     };
 

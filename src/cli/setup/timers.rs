@@ -369,14 +369,12 @@ fn install(
     true
 }
 
-/// The refresher's part of the plan, and `Some(why)` when nothing will
-/// refresh the records once it is carried out (the user is told why, and
-/// what to do). `interval` is the shortest `refresh_interval` of the
-/// profiles, which the crontab lines keep up with.
+/// The refresher's part of the plan (but cron's), and `Some(why)` when
+/// nothing will refresh the records once it is carried out (the user is
+/// told why, and what to do).
 pub(super) fn timer_plan(
     platform: &Platform,
     timer: Timer,
-    interval: std::time::Duration,
     force: bool,
     notes: &mut Vec<Note>,
 ) -> anyhow::Result<(Vec<Change>, Option<String>)> {
@@ -449,14 +447,8 @@ pub(super) fn timer_plan(
                 );
             }
         }
-        Timer::Cron => {
-            let want = super::cron::Want {
-                binary: &platform.binary,
-                interval,
-                force,
-            };
-            missing = super::cron::cron_plan(&want, &mut plan, notes)?;
-        }
+        // Its lines in the crontab are `cron.rs`'s, which `run` asks.
+        Timer::Cron => {}
     }
     Ok((plan, missing))
 }
