@@ -90,7 +90,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON array (documented in docs/json-output.md)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON array (json-output.md, under Learn more, documents every field)')
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Show every record: also ended, expired and superseded ones, each marked')
             [CompletionResult]::new('--include-expired', '--include-expired', [CompletionResultType]::ParameterName, 'Also show sessions whose newest record is ended or expired')
             [CompletionResult]::new('--all-profiles', '--all-profiles', [CompletionResultType]::ParameterName, 'Show the records of every label in this profile''s directory, not only those its `show` names (other profiles'' directories are not read)')
@@ -117,7 +117,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON array (documented in docs/json-output.md)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON array (json-output.md, under Learn more, documents every field)')
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Show every record: also ended, expired and superseded ones, each marked')
             [CompletionResult]::new('--include-expired', '--include-expired', [CompletionResultType]::ParameterName, 'Also show sessions whose newest record is ended or expired')
             [CompletionResult]::new('--all-profiles', '--all-profiles', [CompletionResultType]::ParameterName, 'Show the records of every label in this profile''s directory, not only those its `show` names (other profiles'' directories are not read)')
@@ -238,7 +238,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print NDJSON: one object per line (documented in docs/json-output.md)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print NDJSON: one object per line (json-output.md, under Learn more, documents every field)')
             [CompletionResult]::new('--all-profiles', '--all-profiles', [CompletionResultType]::ParameterName, 'Show the records of every label in this profile''s directory, not only those its `show` names (other profiles'' directories are not read)')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
@@ -303,7 +303,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             break
         }
         'presence;setup' {
-            [CompletionResult]::new('--timer', '--timer', [CompletionResultType]::ParameterName, 'How to keep this device''s records refreshed [default: systemd where `systemctl --user` works, launchd on macOS, else cron (a line to add is printed)]')
+            [CompletionResult]::new('--timer', '--timer', [CompletionResultType]::ParameterName, 'How to keep this device''s records refreshed [default: systemd where `systemctl --user` works, launchd on macOS, else cron (setup adds its lines to your crontab)]')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]')

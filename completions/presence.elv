@@ -85,7 +85,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
             cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
             cand --dir 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]'
-            cand --json 'Print one JSON array (documented in docs/json-output.md)'
+            cand --json 'Print one JSON array (json-output.md, under Learn more, documents every field)'
             cand --all 'Show every record: also ended, expired and superseded ones, each marked'
             cand --include-expired 'Also show sessions whose newest record is ended or expired'
             cand --all-profiles 'Show the records of every label in this profile''s directory, not only those its `show` names (other profiles'' directories are not read)'
@@ -111,7 +111,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
             cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
             cand --dir 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]'
-            cand --json 'Print one JSON array (documented in docs/json-output.md)'
+            cand --json 'Print one JSON array (json-output.md, under Learn more, documents every field)'
             cand --all 'Show every record: also ended, expired and superseded ones, each marked'
             cand --include-expired 'Also show sessions whose newest record is ended or expired'
             cand --all-profiles 'Show the records of every label in this profile''s directory, not only those its `show` names (other profiles'' directories are not read)'
@@ -225,7 +225,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
             cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
             cand --dir 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]'
-            cand --json 'Print NDJSON: one object per line (documented in docs/json-output.md)'
+            cand --json 'Print NDJSON: one object per line (json-output.md, under Learn more, documents every field)'
             cand --all-profiles 'Show the records of every label in this profile''s directory, not only those its `show` names (other profiles'' directories are not read)'
             cand -v 'Report skipped files and other details on stderr'
             cand --verbose 'Report skipped files and other details on stderr'
@@ -282,7 +282,7 @@ set edit:completion:arg-completer[presence] = {|@words|
         &'presence;hook;help;help'= {
         }
         &'presence;setup'= {
-            cand --timer 'How to keep this device''s records refreshed [default: systemd where `systemctl --user` works, launchd on macOS, else cron (a line to add is printed)]'
+            cand --timer 'How to keep this device''s records refreshed [default: systemd where `systemctl --user` works, launchd on macOS, else cron (setup adds its lines to your crontab)]'
             cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
             cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
             cand --dir 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]'

@@ -96,7 +96,7 @@ never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand list" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand list" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand list" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand list" -l json -d 'Print one JSON array (documented in docs/json-output.md)'
+complete -c presence -n "__fish_presence_using_subcommand list" -l json -d 'Print one JSON array (json-output.md, under Learn more, documents every field)'
 complete -c presence -n "__fish_presence_using_subcommand list" -l all -d 'Show every record: also ended, expired and superseded ones, each marked'
 complete -c presence -n "__fish_presence_using_subcommand list" -l include-expired -d 'Also show sessions whose newest record is ended or expired'
 complete -c presence -n "__fish_presence_using_subcommand list" -l all-profiles -d 'Show the records of every label in this profile\'s directory, not only those its `show` names (other profiles\' directories are not read)'
@@ -124,7 +124,7 @@ never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand ls" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand ls" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand ls" -l json -d 'Print one JSON array (documented in docs/json-output.md)'
+complete -c presence -n "__fish_presence_using_subcommand ls" -l json -d 'Print one JSON array (json-output.md, under Learn more, documents every field)'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l all -d 'Show every record: also ended, expired and superseded ones, each marked'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l include-expired -d 'Also show sessions whose newest record is ended or expired'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l all-profiles -d 'Show the records of every label in this profile\'s directory, not only those its `show` names (other profiles\' directories are not read)'
@@ -211,7 +211,7 @@ complete -c presence -n "__fish_presence_using_subcommand watch" -l on -d 'Run C
 complete -c presence -n "__fish_presence_using_subcommand watch" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand watch" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand watch" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand watch" -l json -d 'Print NDJSON: one object per line (documented in docs/json-output.md)'
+complete -c presence -n "__fish_presence_using_subcommand watch" -l json -d 'Print NDJSON: one object per line (json-output.md, under Learn more, documents every field)'
 complete -c presence -n "__fish_presence_using_subcommand watch" -l all-profiles -d 'Show the records of every label in this profile\'s directory, not only those its `show` names (other profiles\' directories are not read)'
 complete -c presence -n "__fish_presence_using_subcommand watch" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand watch" -s q -l quiet -d 'Print only errors'
@@ -240,9 +240,9 @@ complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_
 complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "hermes" -d 'Hermes Agent\'s shell hook: reads the event JSON on stdin, publishes or clears the session it names; prints nothing on stdout'
 complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "claude" -d 'Claude Code\'s command hook: reads the event JSON on stdin, publishes, updates or clears the session it names; prints nothing on stdout and never exits 2 (which would block Claude)'
 complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c presence -n "__fish_presence_using_subcommand setup" -l timer -d 'How to keep this device\'s records refreshed [default: systemd where `systemctl --user` works, launchd on macOS, else cron (a line to add is printed)]' -r -f -a "systemd\t'systemd user units (service + timer) under ~/.config/systemd/user'
+complete -c presence -n "__fish_presence_using_subcommand setup" -l timer -d 'How to keep this device\'s records refreshed [default: systemd where `systemctl --user` works, launchd on macOS, else cron (setup adds its lines to your crontab)]' -r -f -a "systemd\t'systemd user units (service + timer) under ~/.config/systemd/user'
 launchd\t'launchd agents under ~/Library/LaunchAgents'
-cron\t'a crontab line, printed for you to add'
+cron\t'lines in your crontab: a refresh at least every refresh_interval, a daily expire'
 none\t'nothing'"
 complete -c presence -n "__fish_presence_using_subcommand setup" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand setup" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F

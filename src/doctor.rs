@@ -34,7 +34,8 @@ pub enum Status {
     Fail,
 }
 
-/// One check.
+/// One check: its verdict and what it found in words, and, for a program,
+/// what it is about (the fields after `fix`, each only where it applies).
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
     /// Short name: `config`, `directory`, `permissions`, `sync-engine`, …
@@ -46,6 +47,63 @@ pub struct Check {
     /// What to do, when something is to be done.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
+    /// `device`, `device-id`: the `device_id` of the device it is about
+    /// (empty for records that carry none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_id: Option<String>,
+    /// `device`: the host its records name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// `device`: whether it is this device.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub this_device: Option<bool>,
+    /// `device`: its records (of every profile, expired or not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub records: Option<usize>,
+    /// `device`: how many of them are live.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live: Option<usize>,
+    /// `device`: seconds since its newest record arrived (for this device:
+    /// was written).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_seen_s: Option<f64>,
+    /// `device` (another one): its clock minus this one's, in seconds, as
+    /// learned or, before that, estimated from its records; absent when no
+    /// record says its time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset_s: Option<f64>,
+    /// `device` (another one): whether `offset_s` is learned (`false`: the
+    /// estimate of the records at hand).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset_learned: Option<bool>,
+    /// `refresher`: the sessions it names.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<String>,
+    /// `secrets`, `forged`, `device-id`: the record files it names.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+}
+
+impl Default for Check {
+    /// An `ok` check with no name, message or details, to fill in.
+    fn default() -> Check {
+        Check {
+            check: "",
+            status: Status::Ok,
+            message: String::new(),
+            fix: None,
+            device_id: None,
+            host: None,
+            this_device: None,
+            records: None,
+            live: None,
+            last_seen_s: None,
+            offset_s: None,
+            offset_learned: None,
+            sessions: Vec::new(),
+            files: Vec::new(),
+        }
+    }
 }
 
 fn check(check: &'static str, status: Status, message: String, fix: Option<String>) -> Check {
@@ -54,6 +112,7 @@ fn check(check: &'static str, status: Status, message: String, fix: Option<Strin
         status,
         message,
         fix,
+        ..Check::default()
     }
 }
 
@@ -63,10 +122,10 @@ pub fn doctor(registry: &Registry, config: &ConfigSource, now: f64) -> Vec<Check
     let p = registry.profile();
     let mut out = vec![config_file(config), refresh_interval(p)];
     if registry.dirs.len() > 1 {
-        out.extend(several_dirs(registry, now));
+        out.extend(several_dirs(registry, config.exists, now));
         return out;
     }
-    match directory::directory(p, &registry.local().home) {
+    match directory::directory(p, &registry.local().home, config.exists) {
         ControlFlow::Continue(found) => out.extend(found),
         ControlFlow::Break(last) => {
             out.push(last);
@@ -89,13 +148,13 @@ pub fn doctor(registry: &Registry, config: &ConfigSource, now: f64) -> Vec<Check
 /// (each message names it; `writable` only for `dir`, the one written to),
 /// then those of the devices, over every directory as `list` merges them.
 /// A directory that is missing is reported and the others are checked.
-fn several_dirs(registry: &Registry, now: f64) -> Vec<Check> {
+fn several_dirs(registry: &Registry, config_exists: bool, now: f64) -> Vec<Check> {
     let mut out = Vec::new();
     for at in 0..registry.dirs.len() {
         let view = registry.only_dir(at);
         let p = view.profile();
         let mut found = Vec::new();
-        match directory::directory(p, &registry.local().home) {
+        match directory::directory(p, &registry.local().home, config_exists) {
             ControlFlow::Continue(checks) => {
                 found.extend(checks);
                 if at == 0 {
@@ -121,7 +180,7 @@ fn several_dirs(registry: &Registry, now: f64) -> Vec<Check> {
                         found.extend(records::unreadable(&listing));
                         found.push(records::garbage(&view, now));
                     }
-                    Err(failed) => found.push(failed),
+                    Err(failed) => found.push(*failed),
                 }
             }
             ControlFlow::Break(last) => found.push(last),
@@ -150,7 +209,7 @@ fn listing_checks(
     let mut listing = match records::listing(registry, now) {
         Ok(listing) => listing,
         Err(failed) => {
-            out.push(failed);
+            out.push(*failed);
             return None;
         }
     };
@@ -206,6 +265,13 @@ fn refresh_interval(p: &Profile) -> Check {
         ),
         None,
     )
+}
+
+/// Where `docs/NAME` (with an optional `#anchor`) is read outside a
+/// checkout: the project's page of it (the Debian package also installs it
+/// under /usr/share/doc/presence/docs).
+fn doc_url(name: &str) -> String {
+    format!("{}/blob/main/docs/{name}", env!("CARGO_PKG_REPOSITORY"))
 }
 
 /// `secs` as a rounded duration: `45s`, `1m 30s`.

@@ -42,15 +42,9 @@ pub struct ManpageArgs {
     pub dir: std::path::PathBuf,
 }
 
-/// The man pages, rendered by clap_mangen from the same definitions as
-/// `--help`: `presence.1` and one page per subcommand, which the first one's
-/// SUBCOMMANDS section refers to.
+/// The man pages (`manpage.rs`).
 pub fn manpage(args: ManpageArgs) -> anyhow::Result<Exit> {
-    // The plain version, so that the checked-in pages do not change at
-    // every commit.
-    let cmd = super::Cli::command().long_version(None::<&str>);
-    std::fs::create_dir_all(&args.dir)?;
-    clap_mangen::generate_to(cmd, &args.dir)?;
+    super::manpage::write(&args.dir)?;
     Ok(Exit::Ok)
 }
 

@@ -27,6 +27,7 @@ pub fn run(ctx: &Ctx, args: DoctorArgs) -> anyhow::Result<Exit> {
                 status: Status::Fail,
                 message: e.to_string(),
                 fix: config_fix(ctx, &e),
+                ..Check::default()
             };
             // The message in its lines: a TOML error's caret diagram
             // under the line it points at.
@@ -43,6 +44,7 @@ pub fn run(ctx: &Ctx, args: DoctorArgs) -> anyhow::Result<Exit> {
         out.json(&checks)?;
     } else {
         out.lines(&human)?;
+        out.say(verdict(&checks))?;
     }
     Ok(Exit::failure_if(
         checks.iter().any(|c| c.status == Status::Fail),
@@ -71,10 +73,21 @@ fn config_fix(ctx: &Ctx, e: &presence::Error) -> Option<String> {
     }
 }
 
-/// [`lines`] written to `out` (for `setup`).
+/// [`lines`] written to `out`, then the verdict (`doctor` and `setup`).
 pub(super) fn print(out: &mut output::Out, checks: &[Check]) -> anyhow::Result<()> {
     out.lines(&lines(checks))?;
+    out.say(verdict(checks))?;
     Ok(())
+}
+
+/// The last line: how many checks failed or warned.
+fn verdict(checks: &[Check]) -> String {
+    let count = |s: Status| checks.iter().filter(|c| c.status == s).count();
+    match (count(Status::Warn), count(Status::Fail)) {
+        (0, 0) => "doctor: every check passed".to_string(),
+        (w, 0) => format!("doctor: {w} warning(s), nothing failed"),
+        (w, f) => format!("doctor: {f} check(s) failed, {w} warning(s)"),
+    }
 }
 
 /// The checks, one line each, with the fix under each that is not ok.

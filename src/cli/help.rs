@@ -1,6 +1,8 @@
-//! The examples and exit codes shown at the end of each subcommand's
-//! `--help` (and in its man page). Every example line is parsed by the test
-//! below with the real argument definitions, so none can drift from the flags.
+//! The examples, exit codes and pointers to more shown at the end of each
+//! subcommand's `--help`; its man page shows them as EXAMPLES, EXIT STATUS
+//! and SEE ALSO (`manpage.rs` reads them back by their headings). Every
+//! example line is parsed by the test below with the real argument
+//! definitions, so none can drift from the flags.
 
 /// Exit codes shared by most subcommands.
 macro_rules! exit_common {
@@ -11,11 +13,38 @@ macro_rules! exit_common {
     };
 }
 
-macro_rules! help {
-    ($name:ident, $examples:expr, $exit:expr) => {
-        pub const $name: &str = concat!("Examples:\n", $examples, "\n\nExit status:\n", $exit);
+/// The project's page of a file in the repository (`docs/lifecycle.md`,
+/// with an optional `#anchor`): the docs as they travel, outside a checkout.
+macro_rules! project_page {
+    ($path:expr) => {
+        concat!(env!("CARGO_PKG_REPOSITORY"), "/blob/main/", $path)
     };
 }
+
+/// A subcommand's text after its options: examples, exit codes, and under
+/// "Learn more" its man page with related ones (`man:`, without the
+/// `presence-` of each) and the document that tells more (`doc:`).
+macro_rules! help {
+    ($name:ident, $examples:expr, $exit:expr, man: $man:expr, doc: $doc:expr) => {
+        pub const $name: &str = concat!(
+            "Examples:\n",
+            $examples,
+            "\n\nExit status:\n",
+            $exit,
+            "\n\nLearn more:\n  man ",
+            $man,
+            "\n  ",
+            project_page!($doc)
+        );
+    };
+}
+
+/// The end of `presence --help`.
+pub const MAIN: &str = concat!(
+    "Learn more:\n  presence COMMAND --help; man presence, man presence-COMMAND\n  ",
+    env!("CARGO_PKG_REPOSITORY"),
+    "/tree/main/docs (with the Debian package: /usr/share/doc/presence)"
+);
 
 // Plain headings: the same text serves `--help`, a pipe and the man page.
 help!(
@@ -30,7 +59,9 @@ help!(
   1  the directory cannot be written
   2  usage: a bad flag, field or duration
   3  refused (--strict): the record would carry a credential, or its endpoint
-     would not open; nothing written"
+     would not open; nothing written",
+    man: "presence-publish, presence-run, presence-clear, presence-refresh",
+    doc: "docs/lifecycle.md"
 );
 
 help!(
@@ -45,16 +76,21 @@ help!(
   presence list --json",
     "  0  listed (also when nothing is live)
   1  the directory cannot be read, or the configuration file is invalid
-  2  usage: a bad flag, an unknown profile, a bad --format template"
+  2  usage: a bad flag, an unknown profile, a bad --format template",
+    man: "presence-list, presence-show, presence-watch, presence-open",
+    doc: "docs/json-output.md"
 );
 
 help!(
     SHOW,
     "  presence show build-42
   presence show build-42 --json",
-    "  0  shown
-  1  no live record of that session (or the directory cannot be read)
-  2  usage"
+    "  0  shown: the newest record of that session, live or not (an ended or
+     expired session too)
+  1  no record with that session id or key (or the directory cannot be read)
+  2  usage",
+    man: "presence-show, presence-list, presence-open",
+    doc: "docs/json-output.md"
 );
 
 help!(
@@ -67,7 +103,9 @@ help!(
   1  no such live session, an endpoint refused or absent, or not confirmed
   2  usage: an ambiguous prefix, no ID and no terminal, another device's
      session and no terminal to confirm on without --yes
-  127  the handler's program was not found"
+  127  the handler's program was not found",
+    man: "presence-open, presence-list",
+    doc: "docs/integrations.md#opening-a-session"
 );
 
 help!(
@@ -75,7 +113,9 @@ help!(
     "  presence clear --session build-42
   presence clear --instance laptop-3f9c2a1b
   presence clear                           # inside `presence run`: its own session",
-    exit_common!()
+    exit_common!(),
+    man: "presence-clear, presence-publish, presence-run",
+    doc: "docs/lifecycle.md"
 );
 
 help!(
@@ -83,7 +123,9 @@ help!(
     "  presence refresh                         # one pass, from cron or a systemd timer
   presence refresh --every 30s             # a long-running service
   presence refresh --all-profiles --json",
-    exit_common!()
+    exit_common!(),
+    man: "presence-refresh, presence-setup, presence-expire",
+    doc: "docs/lifecycle.md#presence-refresh"
 );
 
 help!(
@@ -95,7 +137,9 @@ help!(
     "  N    the command's own status (128 + N when signal N killed it)
   2    usage: a bad flag; nothing was published
   126  the command was found but cannot be executed; nothing was published
-  127  the command was not found; nothing was published"
+  127  the command was not found; nothing was published",
+    man: "presence-run, presence-publish, presence-clear",
+    doc: "docs/lifecycle.md"
 );
 
 help!(
@@ -103,7 +147,9 @@ help!(
     "  presence expire --dry-run                # what would be deleted, and why
   presence expire
   presence expire --json",
-    exit_common!()
+    exit_common!(),
+    man: "presence-expire, presence-setup, presence-refresh",
+    doc: "docs/lifecycle.md#scheduling"
 );
 
 help!(
@@ -112,7 +158,9 @@ help!(
   presence watch --json                    # NDJSON for apps: up, update, down, ready
   presence watch --poll 2s                 # network filesystems without file events
   presence watch --on waiting -- notify-send 'a session waits'   # CMD per transition, fields in its env",
-    exit_common!()
+    exit_common!(),
+    man: "presence-watch, presence-list",
+    doc: "docs/json-output.md"
 );
 
 help!(
@@ -125,7 +173,9 @@ help!(
   1  the record cannot be written (the agent logs the stderr line and goes on);
      for `hook claude`, any failure, a terminal on stdin included
   2  `hook hermes` only: stdin is a terminal (the event comes from Hermes);
-     `hook claude` never exits 2, which would block Claude"
+     `hook claude` never exits 2, which would block Claude",
+    man: "presence-hook, presence-hook-hermes, presence-hook-claude",
+    doc: "docs/integrations.md#claude-code"
 );
 
 help!(
@@ -133,13 +183,15 @@ help!(
     "  presence setup                           # on a terminal: asks where, shows the plan
   presence setup --yes --dir ~/Sync/presence
   presence setup --dry-run                 # every change it would make; makes none
-  presence setup --yes --timer cron        # print the crontab lines instead of units
+  presence setup --yes --timer cron        # lines in your crontab instead of units
   presence setup --yes --profile work --dir ~/Sync/work-presence --no-timer
-  presence setup --uninstall --yes         # the units and .stignore lines setup added
+  presence setup --uninstall --yes         # the units, crontab and .stignore lines setup added
   presence setup --yes --force             # also replace units or agents you edited",
     "  0  set up (or nothing to change), and doctor found nothing failing
   1  a change could not be made, or a doctor check failed
-  2  usage: stdin is not a terminal and no --yes, no synced folder found and no --dir"
+  2  usage: stdin is not a terminal and no --yes, no synced folder found and no --dir",
+    man: "presence-setup, presence-doctor",
+    doc: "docs/lifecycle.md#scheduling"
 );
 
 help!(
@@ -148,21 +200,27 @@ help!(
   presence doctor --json",
     "  0  every check passed (warnings allowed)
   1  a check failed
-  2  usage"
+  2  usage",
+    man: "presence-doctor, presence-setup, presence-devices",
+    doc: "docs/syncthing.md#checking-the-folder-presence-doctor"
 );
 
 help!(
     DEVICES,
     "  presence devices
   presence devices --json",
-    exit_common!()
+    exit_common!(),
+    man: "presence-devices, presence-doctor",
+    doc: "docs/json-output.md"
 );
 
 help!(
     CONFIG,
     "  presence config init                     # write a commented example file
   presence config show                     # the settings in force, and where from",
-    exit_common!()
+    exit_common!(),
+    man: "presence-config, presence-config-init, presence-config-path, presence-config-show",
+    doc: "docs/configuration.md"
 );
 
 help!(
@@ -171,7 +229,9 @@ help!(
   presence completions zsh > ~/.zfunc/_presence
   presence completions fish > ~/.config/fish/completions/presence.fish",
     "  0  printed
-  2  usage: an unknown shell"
+  2  usage: an unknown shell",
+    man: "presence-completions",
+    doc: "README.md"
 );
 
 #[cfg(test)]

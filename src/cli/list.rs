@@ -33,7 +33,7 @@ pub enum SortKey {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Print one JSON array (documented in docs/json-output.md)
+    /// Print one JSON array (json-output.md, under Learn more, documents every field)
     #[arg(long)]
     pub json: bool,
     /// Show every record: also ended, expired and superseded ones, each marked

@@ -15,6 +15,7 @@ mod help;
 mod hook;
 mod json;
 mod list;
+mod manpage;
 mod open;
 pub mod output;
 mod publish;
@@ -37,7 +38,7 @@ use presence::{LocalDirs, Profile, Registry, Selection};
 /// See each other's live sessions through a shared, synced directory.
 #[derive(Debug, Parser)]
 #[command(name = "presence", version, long_version = long_version(), about, long_about = None,
-          max_term_width = 100)]
+          max_term_width = 100, after_help = help::MAIN)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,

@@ -15,7 +15,7 @@ use super::{Ctx, Exit, signals};
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// Print NDJSON: one object per line (documented in docs/json-output.md)
+    /// Print NDJSON: one object per line (json-output.md, under Learn more, documents every field)
     #[arg(long)]
     pub json: bool,
     /// Poll the directory every DUR instead of using native file events

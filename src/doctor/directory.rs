@@ -12,13 +12,39 @@ use crate::config::Profile;
 
 /// `directory` and `permissions`. Breaks with the one `directory` verdict
 /// when the directory is missing, not a directory or refused; the run stops
-/// there.
-pub(super) fn directory(p: &Profile, home: &Path) -> ControlFlow<Check, [Check; 2]> {
+/// there. `config_exists`: whether a configuration file was read.
+pub(super) fn directory(
+    p: &Profile,
+    home: &Path,
+    config_exists: bool,
+) -> ControlFlow<Check, [Check; 2]> {
     let dir = &p.dir;
     match std::fs::metadata(dir) {
+        // The built-in directory, not there yet: this device was never set
+        // up (nor has it published anything).
+        Err(_) if p.dir_is_default => ControlFlow::Break(check(
+            "directory",
+            Status::Warn,
+            format!(
+                "{} does not exist yet, and {}: nothing is set up on this device",
+                dir.display(),
+                if config_exists {
+                    "the configuration names no directory"
+                } else {
+                    "there is no configuration file"
+                }
+            ),
+            Some(
+                "run `presence setup`: it chooses a folder your devices sync, writes the \
+                 configuration and installs a refresher (`presence setup --dry-run` shows its \
+                 plan first); without it, the first `presence publish` creates this directory, \
+                 which no other device reads"
+                    .into(),
+            ),
+        )),
         Err(_) => ControlFlow::Break(check(
             "directory",
-            if p.dir_is_default { Status::Ok } else { Status::Warn },
+            Status::Warn,
             format!("{} does not exist yet", dir.display()),
             Some("it is created by the first `presence publish`; check `dir` if you expected records there".into()),
         )),

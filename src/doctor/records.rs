@@ -11,14 +11,14 @@ use crate::registry::{ListOptions, Listing, Registry};
 
 /// Every record of every profile, expired or not; a listing that fails is
 /// the `records` verdict, and the run stops there.
-pub(super) fn listing(registry: &Registry, now: f64) -> Result<Listing, Check> {
+pub(super) fn listing(registry: &Registry, now: f64) -> Result<Listing, Box<Check>> {
     let all = ListOptions {
         all: true,
         include_expired: true,
         all_profiles: true,
     };
     registry.list(all, now).map_err(|_| {
-        check(
+        Box::new(check(
             "records",
             Status::Fail,
             format!(
@@ -32,7 +32,7 @@ pub(super) fn listing(registry: &Registry, now: f64) -> Result<Listing, Check> {
                     .join(", ")
             ),
             None,
-        )
+        ))
     })
 }
 
@@ -67,6 +67,7 @@ pub(super) fn devices(registry: &Registry, listing: &Listing, now: f64) -> Vec<C
             last: f64::INFINITY,
             offset: None,
             device_id: r.record.device_id.clone(),
+            host: r.record.host.clone(),
             ttl: 0.0,
             arrived_expired: false,
         });
@@ -94,12 +95,22 @@ pub(super) fn devices(registry: &Registry, listing: &Listing, now: f64) -> Vec<C
                 if seen.local { "written" } else { "arrived" },
                 super::duration(seen.last),
             );
-            if seen.local {
+            let mut c = if seen.local {
                 this_device(records, seen.offset, tolerance)
             } else {
                 let learned = clocks.estimate(&seen.device_id, now);
-                other_device(records, &seen, learned, p.skew)
-            }
+                let mut c = other_device(records, &seen, learned, p.skew);
+                c.offset_s = learned.map(|e| e.offset).or(seen.offset);
+                c.offset_learned = c.offset_s.map(|_| learned.is_some());
+                c
+            };
+            c.device_id = Some(seen.device_id);
+            c.host = Some(seen.host);
+            c.this_device = Some(seen.local);
+            c.records = Some(seen.count);
+            c.live = Some(seen.live);
+            c.last_seen_s = Some(seen.last);
+            c
         })
         .collect()
 }
@@ -114,6 +125,9 @@ struct Seen {
     /// The largest clock sample of its records.
     offset: Option<f64>,
     device_id: String,
+    /// The host of its first record in the listing (the name it is
+    /// grouped under, but for this device's).
+    host: String,
     /// The longest ttl its records claim.
     ttl: f64,
     /// A record that was already expired when it arrived (within its ttl).
@@ -229,7 +243,7 @@ pub(super) fn forged(listing: &mut Listing) -> Option<Check> {
         .iter()
         .map(|r| format!("{} ({})", r.file, r.forged.unwrap_or("forged")))
         .collect();
-    Some(check(
+    let mut c = check(
         "forged",
         Status::Warn,
         format!(
@@ -243,7 +257,9 @@ pub(super) fn forged(listing: &mut Listing) -> Option<Check> {
              `presence expire` deletes them once they have stayed unchanged for gc_after"
                 .into(),
         ),
-    ))
+    );
+    c.files = forged.iter().map(|r| r.file.clone()).collect();
+    Some(c)
 }
 
 /// `device-id`, when this device moved from the random id of an older
@@ -252,7 +268,7 @@ pub(super) fn moved_id(registry: &Registry) -> Option<Check> {
     let local = registry.local();
     let old = local.previous_device_id()?;
     let new = local.existing_device_id().ok().flatten()?;
-    Some(check(
+    let mut c = check(
         "device-id",
         Status::Ok,
         format!(
@@ -265,7 +281,9 @@ pub(super) fn moved_id(registry: &Registry) -> Option<Check> {
             local.device_key_file().display()
         ),
         None,
-    ))
+    );
+    c.device_id = Some(new);
+    Some(c)
 }
 
 /// Records that carry this device's id but that the ledger says this device
@@ -282,7 +300,7 @@ pub(super) fn foreign_claims(registry: &Registry, listing: &Listing) -> Option<C
     if files.is_empty() {
         return None;
     }
-    Some(check(
+    let mut c = check(
         "device-id",
         Status::Warn,
         format!(
@@ -299,7 +317,10 @@ pub(super) fn foreign_claims(registry: &Registry, listing: &Listing) -> Option<C
             registry.local().device_key_file().display(),
             registry.local().device_id_file().display()
         )),
-    ))
+    );
+    c.files = files.iter().map(|f| f.to_string()).collect();
+    c.device_id = Some(id);
+    Some(c)
 }
 
 /// `secrets`: files that carried credentials, which listings show redacted.
@@ -337,7 +358,7 @@ pub(super) fn secrets(listing: &Listing, profile: &crate::config::Profile) -> Op
         "; this is Hermes' own directory, which `presence expire` leaves to Hermes: delete \
          the files or let Hermes remove them"
     });
-    Some(check(
+    let mut c = check(
         "secrets",
         Status::Warn,
         format!(
@@ -346,7 +367,9 @@ pub(super) fn secrets(listing: &Listing, profile: &crate::config::Profile) -> Op
             secrets.join(", ")
         ),
         Some(fix),
-    ))
+    );
+    c.files = secrets.iter().map(|f| f.to_string()).collect();
+    Some(c)
 }
 
 /// `records`: how many record files the directory holds, and how many
@@ -394,7 +417,11 @@ pub(super) fn garbage(registry: &Registry, now: f64) -> Check {
             "garbage",
             Status::Warn,
             format!("{} file(s) wait for `presence expire`", g.removed.len()),
-            Some("run `presence expire` now, and daily from a timer (docs/lifecycle.md)".into()),
+            Some(
+                "run `presence expire` now, and daily from a timer (`presence setup` installs \
+                 one)"
+                    .into(),
+            ),
         ),
         Err(e) => check("garbage", Status::Fail, e.to_string(), None),
     }

@@ -15,14 +15,116 @@ use crate::liveness::State;
 use crate::owner::{self, OwnerState};
 use crate::registry::{Listing, Registry};
 
-/// The units of `docs/systemd/` that refresh.
+/// The units `presence setup` installs that refresh.
 const UNITS: [&str; 2] = ["presence-refresh.timer", "presence-refresh.service"];
 
-const FIX: &str = "keep a refresher running: `systemctl --user enable --now \
-    presence-refresh.timer` (the units are in docs/systemd/), or the crontab line \
-    `* * * * * /full/path/to/presence --quiet refresh --all-profiles`, or a long-running `presence refresh \
-    --all-profiles --every` (docs/lifecycle.md); or start the session under `presence run`, \
-    which refreshes its own record";
+/// What refreshes this user's records on this machine, and what could.
+struct Found {
+    /// Each refresher that runs, described.
+    names: Vec<String>,
+    /// How often the crontab lines that run `presence refresh` do, when
+    /// there are some and each one's schedule is understood (seconds).
+    cron_every: Option<u64>,
+    /// Whether a systemd user manager answers.
+    user_manager: bool,
+    /// Whether there is a `crontab` program.
+    crontab: bool,
+}
+
+impl Found {
+    /// How often the crontab refreshes, when a crontab line is the only
+    /// refresher and refreshes less often than `interval` asks.
+    fn slow_cron(&self, interval: Duration) -> Option<u64> {
+        let every = self.cron_every?;
+        (self.names.len() == 1 && every > interval.as_secs()).then_some(every)
+    }
+}
+
+/// The fix when nothing refreshes: what installs a refresher on this
+/// machine (`None`: a platform where doctor cannot tell).
+fn fix(found: Option<&Found>) -> String {
+    let setup = match found {
+        Some(f) if f.user_manager => {
+            "run `presence setup`, which installs and starts presence-refresh.timer"
+        }
+        Some(f) if f.crontab => {
+            "run `presence setup`, which adds crontab lines that refresh every refresh_interval"
+        }
+        Some(_) => {
+            "no systemd user manager answers here and `crontab` is not installed: install \
+             cron (e.g. `sudo apt install cron`) and run `presence setup`"
+        }
+        None => "run `presence setup`, which installs a refresher for this machine",
+    };
+    format!(
+        "{setup}; or keep `presence --quiet refresh --all-profiles --every` running under \
+         your session manager; or start the session under `presence run`, which refreshes \
+         its own record (see {})",
+        super::doc_url("lifecycle.md#scheduling")
+    )
+}
+
+/// The check of a crontab that refreshes every `every` seconds, less often
+/// than the profile's `refresh_interval`.
+fn slow(every: u64, p: &crate::config::Profile) -> Check {
+    let every_d = Duration::from_secs(every);
+    let why = if every_d >= p.ttl {
+        format!(
+            "not even once a ttl ({}): records expire between its runs",
+            humantime::format_duration(p.ttl)
+        )
+    } else {
+        format!(
+            "less often than refresh_interval ({}) asks: records get fewer chances to refresh \
+             before they expire",
+            humantime::format_duration(p.refresh_interval)
+        )
+    };
+    check(
+        "refresher",
+        Status::Warn,
+        format!(
+            "a crontab line refreshes every {}, {why}",
+            humantime::format_duration(every_d)
+        ),
+        Some(
+            "run `presence setup` again: its crontab lines keep up with refresh_interval (it \
+             replaces its own); or edit your line with `crontab -e`"
+                .into(),
+        ),
+    )
+}
+
+/// How often a crontab line runs what it runs, in seconds: from its minute
+/// field (`*` or `*/N`; every other field `*`), or the `sleep S` between its
+/// refreshes when that is shorter (setup's lines for a refresh_interval
+/// under a minute). `None` for any other schedule.
+fn cron_every(line: &str) -> Option<u64> {
+    let mut words = line.split_whitespace();
+    let minute = words.next()?;
+    let period = match minute {
+        "*" => 60,
+        m => {
+            m.strip_prefix("*/")?
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n > 0)?
+                * 60
+        }
+    };
+    let fields: Vec<&str> = words.by_ref().take(4).collect();
+    if fields.len() != 4 || fields.iter().any(|f| *f != "*") {
+        return None;
+    }
+    let command: Vec<&str> = words.collect();
+    let sleep = command
+        .windows(2)
+        .filter(|w| w[0] == "sleep")
+        .filter_map(|w| w[1].trim_end_matches(';').parse::<u64>().ok())
+        .filter(|s| *s > 0)
+        .min();
+    Some(sleep.map_or(period, |s| s.min(period)))
+}
 
 /// How one of this device's records with a running owner stands.
 enum Standing {
@@ -37,7 +139,9 @@ enum Standing {
 }
 
 /// `refresher`: this device's records whose owner runs, and whether
-/// something keeps them fresh. `None` when there are none.
+/// something keeps them fresh; with none, whether a refresher runs at all.
+/// `None` when the directory is missing, or there are none and this
+/// platform cannot tell.
 pub(super) fn refresher(registry: &Registry, listing: &Listing) -> Option<Check> {
     let dir = registry.dir.open().ok()?;
     if !dir.exists() {
@@ -75,10 +179,37 @@ pub(super) fn refresher(registry: &Registry, listing: &Listing) -> Option<Check>
         };
         mine.push((entry.life.session_id, standing));
     }
-    if mine.is_empty() {
-        return None;
-    }
     let found = refreshers(&registry.local().home);
+    let p = registry.profile();
+    let slow_cron = found.as_ref().and_then(|f| f.slow_cron(p.refresh_interval));
+    if mine.is_empty() {
+        // Off Linux nothing can be told.
+        let found = found?;
+        return Some(if found.names.is_empty() {
+            check(
+                "refresher",
+                Status::Warn,
+                format!(
+                    "no refresher runs ({}): a session published with --owner-pid would expire \
+                     one ttl after its publish (`presence run` refreshes its own)",
+                    none_runs()
+                ),
+                Some(fix(Some(&found))),
+            )
+        } else if let Some(every) = slow_cron {
+            slow(every, p)
+        } else {
+            check(
+                "refresher",
+                Status::Ok,
+                format!(
+                    "a refresher runs ({}); no session of this device needs it now",
+                    found.names.join(", ")
+                ),
+                None,
+            )
+        });
+    }
     let expired: Vec<String> = mine
         .iter()
         .filter_map(|(s, st)| match st {
@@ -112,24 +243,18 @@ pub(super) fn refresher(registry: &Registry, listing: &Listing) -> Option<Check>
         })
         .collect();
     let (runs, fix) = match &found {
-        Some(found) if !found.is_empty() => (
+        Some(f) if !f.names.is_empty() => (
             format!(
                 "a refresher runs ({}) but did not refresh them",
-                found.join(", ")
+                f.names.join(", ")
             ),
             "check that the refresher covers this directory (`presence refresh \
              --all-profiles` covers every profile's) and that it runs without errors \
-             (`journalctl --user -u presence-refresh`)",
+             (`journalctl --user -u presence-refresh`, or cron's mail)"
+                .to_string(),
         ),
-        Some(_) => (
-            format!(
-                "no refresher runs (no `presence refresh --every` process of this user, {} \
-                 not active, no crontab line)",
-                UNITS[0]
-            ),
-            FIX,
-        ),
-        None => (String::new(), FIX),
+        Some(f) => (format!("no refresher runs ({})", none_runs()), fix(Some(f))),
+        None => (String::new(), fix(None)),
     };
     let with = |what: String| {
         if runs.is_empty() {
@@ -138,83 +263,137 @@ pub(super) fn refresher(registry: &Registry, listing: &Listing) -> Option<Check>
             format!("{what}; {runs}")
         }
     };
+    // The sessions a check names, for programs.
+    let ids = |pick: fn(&Standing) -> bool| -> Vec<String> {
+        mine.iter()
+            .filter(|(_, st)| pick(st))
+            .map(|(s, _)| s.clone())
+            .collect()
+    };
+    let naming = |mut c: Check, pick: fn(&Standing) -> bool| {
+        c.sessions = ids(pick);
+        Some(c)
+    };
     if !expired.is_empty() {
-        return Some(check(
-            "refresher",
-            Status::Fail,
-            with(format!(
-                "{} session(s) of this device whose owner still runs have expired, so no \
+        return naming(
+            check(
+                "refresher",
+                Status::Fail,
+                with(format!(
+                    "{} session(s) of this device whose owner still runs have expired, so no \
                  device lists them: {}",
-                expired.len(),
-                expired.join(", ")
-            )),
-            Some(fix.into()),
-        ));
+                    expired.len(),
+                    expired.join(", ")
+                )),
+                Some(fix),
+            ),
+            |st| matches!(st, Standing::Gone | Standing::Expired { .. }),
+        );
     }
     if !late.is_empty() {
-        return Some(check(
-            "refresher",
-            Status::Warn,
-            with(format!(
-                "{} session(s) of this device whose owner still runs are about to expire: {}",
-                late.len(),
-                late.join(", ")
-            )),
-            Some(fix.into()),
-        ));
-    }
-    match found {
-        Some(found) if found.is_empty() && !unkept.is_empty() => Some(check(
-            "refresher",
-            Status::Warn,
-            with(format!(
-                "{} session(s) of this device whose owner still runs will expire: {}",
-                unkept.len(),
-                unkept.join(", ")
-            )),
-            Some(fix.into()),
-        )),
-        found => Some(check(
-            "refresher",
-            Status::Ok,
-            format!(
-                "{} session(s) of this device whose owner runs are kept fresh{}",
-                mine.len(),
-                match found {
-                    Some(f) if !f.is_empty() => format!(" ({})", f.join(", ")),
-                    _ => String::new(),
-                }
+        return naming(
+            check(
+                "refresher",
+                Status::Warn,
+                with(format!(
+                    "{} session(s) of this device whose owner still runs are about to expire: {}",
+                    late.len(),
+                    late.join(", ")
+                )),
+                Some(fix),
             ),
-            None,
-        )),
+            |st| matches!(st, Standing::Late { .. }),
+        );
+    }
+    let unkept_pick: fn(&Standing) -> bool = |st| matches!(st, Standing::Fresh { run: false, .. });
+    match found {
+        Some(found) if found.names.is_empty() && !unkept.is_empty() => naming(
+            check(
+                "refresher",
+                Status::Warn,
+                with(format!(
+                    "{} session(s) of this device whose owner still runs will expire: {}",
+                    unkept.len(),
+                    unkept.join(", ")
+                )),
+                Some(fix),
+            ),
+            unkept_pick,
+        ),
+        _ if !unkept.is_empty()
+            && let Some(every) = slow_cron =>
+        {
+            naming(slow(every, p), unkept_pick)
+        }
+        found => naming(
+            check(
+                "refresher",
+                Status::Ok,
+                format!(
+                    "{} session(s) of this device whose owner runs are kept fresh{}",
+                    mine.len(),
+                    match found {
+                        Some(f) if !f.names.is_empty() => format!(" ({})", f.names.join(", ")),
+                        _ => String::new(),
+                    }
+                ),
+                None,
+            ),
+            |_| true,
+        ),
     }
 }
 
-/// What refreshes this user's records, described; `None` where this
+/// What was looked for and not found, in words.
+fn none_runs() -> String {
+    format!(
+        "no `presence refresh --every` process of this user, {} not active, no crontab line",
+        UNITS[0]
+    )
+}
+
+/// What refreshes this user's records, and what could; `None` where this
 /// platform cannot tell.
-fn refreshers(home: &Path) -> Option<Vec<String>> {
+fn refreshers(home: &Path) -> Option<Found> {
     if cfg!(not(target_os = "linux")) {
         return None;
     }
-    let mut found = processes(home);
+    let mut found = Found {
+        names: processes(home),
+        cron_every: None,
+        user_manager: false,
+        crontab: false,
+    };
     if let Some(out) = output_within(
         Command::new("systemctl")
             .args(["--user", "is-active"])
             .args(UNITS),
     ) {
+        // One state per unit, whatever it is, once a user manager answers.
+        found.user_manager = out.lines().count() == UNITS.len();
         for (unit, state) in UNITS.iter().zip(out.lines()) {
             if state.trim() == "active" {
-                found.push((*unit).to_string());
+                found.names.push((*unit).to_string());
             }
         }
     }
     if let Some(out) = output_within(Command::new("crontab").arg("-l")) {
-        let line = out
+        found.crontab = true;
+        let lines: Vec<&str> = out
             .lines()
             .map(str::trim)
-            .any(|l| !l.starts_with('#') && l.contains("presence") && l.contains(" refresh"));
-        if line {
-            found.push("a crontab line".into());
+            .filter(|l| !l.starts_with('#') && l.contains("presence") && l.contains(" refresh"))
+            .collect();
+        if !lines.is_empty() {
+            let every: Option<Vec<u64>> = lines.iter().map(|l| cron_every(l)).collect();
+            found.cron_every = every.and_then(|e| e.into_iter().min());
+            found.names.push(match found.cron_every {
+                Some(s) => format!(
+                    "a crontab line, every {}",
+                    humantime::format_duration(Duration::from_secs(s))
+                ),
+                None => "a crontab line".into(),
+            });
         }
     }
     Some(found)
@@ -338,4 +517,32 @@ fn output_within(cmd: &mut Command) -> Option<String> {
         .read_to_string(&mut out)
         .ok()?;
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cron_every;
+
+    #[test]
+    fn how_often_a_crontab_line_runs() {
+        assert_eq!(cron_every("* * * * * presence refresh"), Some(60));
+        assert_eq!(cron_every("*/5 * * * * presence refresh"), Some(300));
+        assert_eq!(
+            cron_every("* * * * * p refresh; sleep 30; p refresh"),
+            Some(30)
+        );
+        assert_eq!(
+            cron_every("* * * * * p refresh; for i in 2 3; do sleep 20; p refresh; done"),
+            Some(20)
+        );
+        for other in [
+            "0 * * * * presence refresh",
+            "* 1 * * * presence refresh",
+            "*/0 * * * * presence refresh",
+            "@reboot presence refresh --every",
+            "* * * *",
+        ] {
+            assert_eq!(cron_every(other), None, "{other}");
+        }
+    }
 }

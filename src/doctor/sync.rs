@@ -42,7 +42,11 @@ pub(super) fn sync_engine(p: &Profile) -> Vec<Check> {
                 "sync-engine",
                 Status::Ok,
                 "no sync engine found above the directory: records stay on this device".into(),
-                Some("point `dir` into a synced folder to see other devices' sessions".into()),
+                Some(
+                    "`presence setup` points `dir` into a synced folder, to see other devices' \
+                     sessions"
+                        .into(),
+                ),
             )],
             // A directory chosen by hand is meant to be shared; if nothing
             // shares it, no other device ever sees a session.
@@ -55,12 +59,12 @@ pub(super) fn sync_engine(p: &Profile) -> Vec<Check> {
                      not on a network file system, so other devices never see its records",
                     dir.display()
                 ),
-                Some(
-                    "share it with Syncthing (docs/syncthing.md), or point `dir` into a \
-                     folder a sync engine shares; if another tool copies it between devices, \
-                     this warning does not apply"
-                        .into(),
-                ),
+                Some(format!(
+                    "share it with Syncthing (see {}), or point `dir` into a folder a sync \
+                     engine shares (`presence setup` finds them); if another tool copies it \
+                     between devices, this warning does not apply",
+                    super::doc_url("syncthing.md#setting-up-a-presence-folder")
+                )),
             )],
         },
     }

@@ -821,7 +821,13 @@ fn the_man_pages_match_the_checked_in_files_and_refer_only_to_each_other() {
             let start = text[..i]
                 .rfind(|c: char| c.is_whitespace() || c == '(')
                 .map_or(0, |s| s + 1);
-            let page = format!("{}.1", text[start..i].replace("\\-", "-"));
+            let page = format!(
+                "{}.1",
+                text[start..i]
+                    .replace("\\-", "-")
+                    .replace("\\fB", "")
+                    .replace("\\fR", "")
+            );
             assert!(
                 generated.contains(&page),
                 "{name} refers to {page}, which does not exist"
@@ -830,7 +836,196 @@ fn the_man_pages_match_the_checked_in_files_and_refer_only_to_each_other() {
     }
     // The examples are in the pages too.
     let list = std::fs::read_to_string(out.join("presence-list.1")).unwrap();
-    assert!(list.contains("Examples:"), "{list}");
+    assert!(list.contains(".SH EXAMPLES"), "{list}");
+}
+
+/// `--help` of every command, and every man page, point to the docs as they
+/// travel (the project's pages, /usr/share/doc/presence, man pages), never
+/// to a checkout's `docs/`; and each subcommand's help ends with where to
+/// learn more.
+#[test]
+fn help_and_man_pages_point_to_docs_that_travel() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    let main = a.run(&["--help"]).success().stdout;
+    assert_docs_travel("presence --help", &main);
+    assert!(
+        main.contains("Learn more:")
+            && main.contains("https://github.com/presence-dev/presence/tree/main/docs"),
+        "{main}"
+    );
+    let mut commands = 0;
+    let listed = main
+        .lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.is_empty());
+    for line in listed {
+        let name = line.split_whitespace().next().unwrap();
+        if name == "help" {
+            continue;
+        }
+        let help = a.run(&[name, "--help"]).success().stdout;
+        assert_docs_travel(&format!("presence {name} --help"), &help);
+        assert!(
+            help.contains("\nLearn more:\n  man presence-")
+                && help.contains("https://github.com/presence-dev/presence/blob/main/"),
+            "presence {name} --help: {help}"
+        );
+        commands += 1;
+    }
+    assert!(commands > 12, "{commands} commands in {main}");
+    let out = w.tmp.path().join("man");
+    a.run(&["manpage", out.to_str().unwrap()]).success();
+    for e in std::fs::read_dir(&out).unwrap() {
+        let path = e.unwrap().path();
+        assert_docs_travel(
+            &path.display().to_string(),
+            &std::fs::read_to_string(&path).unwrap(),
+        );
+    }
+}
+
+/// Whether `text` names `word` as a whole word (`CLICOLOR` is not named by
+/// `CLICOLOR_FORCE`).
+fn names_word(text: &str, word: &str) -> bool {
+    let part = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    text.match_indices(word).any(|(at, _)| {
+        !part(text[..at].chars().next_back()) && !part(text[at + word.len()..].chars().next())
+    })
+}
+
+/// The environment variables the code reads: the names in `var("…")`,
+/// `var_os("…")`, `env_value("…")`, `env("…")` and clap's `env = "…"` in
+/// src/ (not the tests' own).
+fn variables_read() -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            for call in ["var(\"", "var_os(\"", "env_value(\"", "env(\"", "env = \""] {
+                for (at, _) in text.match_indices(call) {
+                    let rest = &text[at + call.len()..];
+                    let name = &rest[..rest.find('"').unwrap()];
+                    if !name.is_empty()
+                        && name.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+                        && !name.starts_with("PRESENCE_TEST")
+                        && !found.iter().any(|f| f == name)
+                    {
+                        found.push(name.to_string());
+                    }
+                }
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The pages have the sections a man reader looks for, not clap_mangen's
+/// EXTRA: EXAMPLES, EXIT STATUS and SEE ALSO on each subcommand's, and on
+/// presence.1 also ENVIRONMENT (every variable the code reads) and FILES;
+/// and `man` renders each with no groff warning.
+#[test]
+fn the_man_pages_have_the_sections_man_readers_look_for() {
+    let man = require_tool("man");
+    let w = World::new();
+    let a = w.bare_device("a");
+    let out = w.tmp.path().join("man");
+    a.run(&["manpage", out.to_str().unwrap()]).success();
+    let render = |page: &str| {
+        let r = std::process::Command::new(&man)
+            .args(["--warnings=w", "-l"])
+            .arg(out.join(page))
+            .env("MANWIDTH", "80")
+            .env("MANPAGER", "cat")
+            .env("PAGER", "cat")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&r.stderr).into_owned();
+        assert!(
+            r.status.success() && stderr.is_empty(),
+            "man {page}: {stderr}"
+        );
+        String::from_utf8_lossy(&r.stdout).into_owned()
+    };
+    let mut pages = 0;
+    for e in std::fs::read_dir(&out).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        let text = std::fs::read_to_string(out.join(&name)).unwrap();
+        assert!(!text.contains(".SH EXTRA"), "{name} has an EXTRA section");
+        let shown = render(&name);
+        assert!(shown.contains("\nSEE ALSO\n"), "{name}: {shown}");
+        assert!(
+            shown.contains("https://github.com/presence-dev/presence/"),
+            "{name}: {shown}"
+        );
+        assert!(!shown.contains("(see a summary with"), "{name}: {shown}");
+        // The subcommands' pages whose --help has examples.
+        if text.contains("presence\\-")
+            && !name.starts_with("presence-config-")
+            && name != "presence-hook-hermes.1"
+            && name != "presence.1"
+        {
+            for section in ["\nEXAMPLES\n", "\nEXIT STATUS\n"] {
+                assert!(shown.contains(section), "{name} has no{section}");
+            }
+        }
+        pages += 1;
+    }
+    assert!(pages > 15, "{pages} pages");
+    let main = render("presence.1");
+    for section in [
+        "\nEXIT STATUS\n",
+        "\nENVIRONMENT\n",
+        "\nFILES\n",
+        "\nSEE ALSO\n",
+    ] {
+        assert!(main.contains(section), "presence.1 has no{section}: {main}");
+    }
+    let environment = &main[main.find("\nENVIRONMENT\n").unwrap()..main.find("\nFILES\n").unwrap()];
+    let read = variables_read();
+    for name in [
+        "PRESENCE_PROFILE",
+        "PRESENCE_CONFIG",
+        "PRESENCE_DIR",
+        "PRESENCE_SESSION",
+        "PRESENCE_INSTANCE",
+        "NO_COLOR",
+        "CLICOLOR_FORCE",
+    ] {
+        assert!(
+            read.iter().any(|r| r == name),
+            "{name} is not read: {read:?}"
+        );
+    }
+    for name in &read {
+        assert!(
+            names_word(environment, name),
+            "presence.1's ENVIRONMENT does not name {name}: {environment}"
+        );
+    }
+    for file in ["config.toml", "device-key", ".local/state/presence"] {
+        assert!(main.contains(file), "presence.1 names no {file}: {main}");
+    }
+    // show's exit codes say what it does: an ended session is shown, rc 0.
+    let shown = render("presence-show.1");
+    let exit = &shown[shown.find("\nEXIT STATUS\n").unwrap()..];
+    assert!(!exit.contains("no live record"), "{exit}");
+    assert!(exit.contains("live or not"), "{exit}");
+    let w2 = World::new();
+    let d = w2.device("d");
+    d.publish("demo", &[]);
+    d.run(&["clear", "--session", "demo"]).success();
+    let r = d.run(&["show", "demo"]).code(0);
+    assert!(r.stdout.contains("ended"), "{}", r.stdout);
+    d.run(&["show", "nosuch"]).code(1);
 }
 
 #[test]

@@ -16,6 +16,54 @@ fn doctor(dev: &Device, code: i32) -> Vec<JsonCheck> {
     parse_json(&out.stdout, "doctor --json")
 }
 
+/// `doctor ARGS` with PATH holding only the world's stand-ins: a machine
+/// where no systemd user manager answers (unless a stand-in says
+/// otherwise) and with no crontab unless [`fake_crontab`] made one. Its
+/// exit status and stdout.
+fn doctor_here(w: &World, dev: &Device, args: &[&str]) -> (i32, String) {
+    if !fake_bin(w).join("systemctl").exists() {
+        no_user_manager(w);
+    }
+    let out = dev
+        .cmd()
+        .env("PATH", fake_bin(w))
+        .arg("doctor")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// [`doctor_here`] with `--json`, which must exit with `code`.
+fn doctor_json_here(w: &World, dev: &Device, code: i32) -> Vec<JsonCheck> {
+    let (got, stdout) = doctor_here(w, dev, &["--json"]);
+    assert_eq!(got, code, "{stdout}");
+    parse_json(&stdout, "doctor --json")
+}
+
+/// The crontab lines `presence setup` writes for the default 30 s
+/// refresh_interval, as a crontab holds them.
+fn setups_crontab(w: &World) {
+    let bin = env!("CARGO_BIN_EXE_presence");
+    std::fs::write(
+        fake_crontab(w),
+        format!(
+            "# Added by `presence setup` (digest 0)\n\
+             * * * * * {bin} --quiet refresh --all-profiles; sleep 30; {bin} --quiet refresh \
+             --all-profiles\n17 4 * * * {bin} --quiet expire\n"
+        ),
+    )
+    .unwrap();
+}
+
 fn status_of<'a>(checks: &'a [JsonCheck], name: &str) -> Vec<&'a str> {
     checks
         .iter()
@@ -43,7 +91,9 @@ fn doctor_on_a_healthy_directory_is_all_ok() {
     let a = w.device("a");
     a.publish("s1", &[]);
     syncthing_folder(&w);
-    let checks = doctor(&a, 0);
+    // Set up as setup does it where there is cron and no user manager.
+    setups_crontab(&w);
+    let checks = doctor_json_here(&w, &a, 0);
     let bad: Vec<&JsonCheck> = checks.iter().filter(|c| c.status != "ok").collect();
     assert!(bad.is_empty(), "{bad:#?}");
     for name in [
@@ -55,12 +105,60 @@ fn doctor_on_a_healthy_directory_is_all_ok() {
         "sync-engine",
         "stignore",
         "device",
+        "refresher",
         "garbage",
     ] {
         assert_eq!(status_of(&checks, name), ["ok"], "{name}: {checks:#?}");
     }
-    let human = a.run(&["doctor"]).success().stdout;
-    assert!(human.lines().all(|l| l.starts_with("ok  ")), "{human}");
+    let c = named(&checks, "refresher")[0];
+    assert!(c.message.contains("a crontab line, every 30s"), "{c:#?}");
+    // Like setup's copy of it, the human output ends with the verdict.
+    let (code, human) = doctor_here(&w, &a, &[]);
+    assert_eq!(code, 0);
+    let (checks, last) = human.trim_end().rsplit_once('\n').unwrap();
+    assert!(checks.lines().all(|l| l.starts_with("ok  ")), "{human}");
+    assert_eq!(last, "doctor: every check passed", "{human}");
+}
+
+/// In a home where nothing was set up, doctor says so and names
+/// `presence setup`, and ends with a verdict that is not "every check
+/// passed".
+#[test]
+fn doctor_in_a_fresh_home_suggests_setup() {
+    let w = World::new();
+    let a = w.bare_device("a");
+    let checks = doctor_json_here(&w, &a, 0);
+    let c = named(&checks, "directory")[0];
+    assert_eq!(c.status, "warn", "{checks:#?}");
+    assert!(
+        c.message.contains("nothing is set up on this device"),
+        "{c:#?}"
+    );
+    assert!(
+        c.fix
+            .as_deref()
+            .unwrap_or_default()
+            .contains("`presence setup`"),
+        "{c:#?}"
+    );
+    let (code, human) = doctor_here(&w, &a, &[]);
+    assert_eq!(code, 0);
+    assert!(
+        human.contains("warn  directory") && human.contains("fix: run `presence setup`"),
+        "{human}"
+    );
+    assert!(
+        human.ends_with("doctor: 1 warning(s), nothing failed\n"),
+        "{human}"
+    );
+    // A failure is counted too.
+    a.write_config("[profiles.default]\nttl = \"nope\"\n");
+    let (code, human) = doctor_here(&w, &a, &[]);
+    assert_eq!(code, 1);
+    assert!(
+        human.ends_with("doctor: 1 check(s) failed, 0 warning(s)\n"),
+        "{human}"
+    );
 }
 
 #[test]
@@ -245,6 +343,32 @@ fn doctor_judges_writers_ten_minutes_behind_and_ahead_under_faketime() {
         ahead.message.contains("about +600 s (ahead of ours"),
         "{ahead:#?}"
     );
+    // The same, for programs: which device, and its clock.
+    for (c, id, live, around) in [(behind, &slow_id, 0, -600.0), (ahead, &fast_id, 1, 600.0)] {
+        assert_eq!(c.device_id.as_deref(), Some(id.as_str()), "{c:#?}");
+        let host = c.host.as_deref().unwrap_or_default();
+        assert!(
+            !host.is_empty() && c.message.contains(&format!("({host})")),
+            "{c:#?}"
+        );
+        assert_eq!(c.this_device, Some(false), "{c:#?}");
+        assert_eq!((c.records, c.live), (Some(1), Some(live)), "{c:#?}");
+        assert!(
+            c.last_seen_s.is_some_and(|s| (0.0..30.0).contains(&s)),
+            "{c:#?}"
+        );
+        let offset = c.offset_s.expect("an offset");
+        assert!((offset - around).abs() < 5.0, "{c:#?}");
+        assert_eq!(c.offset_learned, Some(false), "{c:#?}");
+    }
+    // This device's check is told apart by its fields, not by its prose.
+    let mine: Vec<&JsonCheck> = checks
+        .iter()
+        .filter(|c| c.check == "device" && c.this_device == Some(true))
+        .collect();
+    assert_eq!(mine.len(), 1, "{checks:#?}");
+    assert_eq!(mine[0].device_id.as_deref(), Some(a.device_id().as_str()));
+    assert_eq!(mine[0].offset_s, None, "{:#?}", mine[0]);
     assert!(sessions(&a.list(&[])).contains(&"ahead".to_string()));
     assert!(!sessions(&a.list(&[])).contains(&"behind".to_string()));
 
@@ -272,6 +396,11 @@ fn doctor_judges_writers_ten_minutes_behind_and_ahead_under_faketime() {
         ahead
             .message
             .contains("clock +600 s (ahead of ours; learned from"),
+        "{ahead:#?}"
+    );
+    assert_eq!(ahead.offset_learned, Some(true), "{ahead:#?}");
+    assert!(
+        ahead.offset_s.is_some_and(|o| (o - 600.0).abs() < 2.0),
         "{ahead:#?}"
     );
     let mine = checks
@@ -321,24 +450,43 @@ fn doctor_sees_this_devices_sessions_go_stale_with_no_refresher() {
             .unwrap(),
     );
     let pid = owner.0.id().to_string();
-    // Without an owner a record is left to expire: nothing to say.
+    // Without an owner a record is left to expire; but nothing would
+    // refresh an owned one, and doctor says so.
     a.publish("hook", &[]);
-    assert!(named(&doctor(&a, 0), "refresher").is_empty());
+    let c = refresher(&doctor_json_here(&w, &a, 0)).clone();
+    assert_eq!(c.status, "warn", "{c:#?}");
+    assert!(
+        c.message.contains("no refresher runs") && c.message.contains("--owner-pid"),
+        "{c:#?}"
+    );
+    assert!(c.sessions.is_empty(), "{c:#?}");
 
     // Owned, ttl 24 s; nothing refreshes it. Each stage below has seconds
     // to spare on a loaded machine: fresh until 18 s, about to expire from
     // 18 s to 24 s, expired after.
     a.publish("owned", &["--ttl", "24s", "--owner-pid", &pid]);
     let published = Instant::now();
+    // The fix fits this machine: no user manager answers and there is no
+    // crontab, so it names neither `systemctl --user` nor a crontab line
+    // with a placeholder path, but what installs one; and it points to
+    // docs a user has outside a checkout.
     let fix_names_the_timer = |c: &JsonCheck| {
         let fix = c.fix.as_deref().unwrap_or_default();
+        assert_docs_travel("the refresher's fix", fix);
         assert!(
-            fix.contains("systemctl --user enable --now presence-refresh.timer")
-                && fix.contains("* * * * * /full/path/to/presence --quiet refresh --all-profiles"),
+            fix.contains("install cron")
+                && fix.contains("`presence setup`")
+                && fix.contains("refresh --all-profiles --every")
+                && fix.contains(
+                    "https://github.com/presence-dev/presence/blob/main/docs/lifecycle.md"
+                )
+                && !fix.contains("systemctl --user")
+                && !fix.contains("/full/path"),
             "{c:#?}"
         );
     };
-    let fresh = doctor(&a, 0);
+    fix_names_the_timer(&c);
+    let fresh = doctor_json_here(&w, &a, 0);
     let c = refresher(&fresh);
     assert_eq!(c.status, "warn", "{c:#?}");
     assert!(
@@ -350,7 +498,7 @@ fn doctor_sees_this_devices_sessions_go_stale_with_no_refresher() {
 
     // Past three quarters of its ttl: about to expire.
     std::thread::sleep(Duration::from_millis(18_300).saturating_sub(published.elapsed()));
-    let late = doctor(&a, 0);
+    let late = doctor_json_here(&w, &a, 0);
     let c = refresher(&late);
     assert_eq!(c.status, "warn", "{c:#?}");
     assert!(
@@ -362,7 +510,7 @@ fn doctor_sees_this_devices_sessions_go_stale_with_no_refresher() {
     // Expired while its owner runs: no device lists it. A failure.
     std::thread::sleep(Duration::from_millis(24_300).saturating_sub(published.elapsed()));
     assert!(!sessions(&a.list(&[])).contains(&"owned".to_string()));
-    let expired = doctor(&a, 1);
+    let expired = doctor_json_here(&w, &a, 1);
     let c = refresher(&expired);
     assert_eq!(c.status, "fail", "{c:#?}");
     assert!(
@@ -370,7 +518,9 @@ fn doctor_sees_this_devices_sessions_go_stale_with_no_refresher() {
         "{c:#?}"
     );
     fix_names_the_timer(c);
-    let human = a.run(&["doctor"]).code(1).stdout;
+    assert_eq!(c.sessions, ["owned"], "{c:#?}");
+    let (code, human) = doctor_here(&w, &a, &[]);
+    assert_eq!(code, 1);
     assert!(human.contains("FAIL  refresher"), "{human}");
 
     // A refresher of another device's state (another HOME) does not count.
@@ -383,7 +533,7 @@ fn doctor_sees_this_devices_sessions_go_stale_with_no_refresher() {
             .unwrap(),
     );
     std::thread::sleep(Duration::from_millis(300));
-    let checks = doctor(&a, 1);
+    let checks = doctor_json_here(&w, &a, 1);
     let c = refresher(&checks);
     assert!(
         c.status == "fail" && c.message.contains("no refresher runs"),
@@ -400,11 +550,77 @@ fn doctor_sees_this_devices_sessions_go_stale_with_no_refresher() {
     wait_until("the record refreshed", PATIENCE, || {
         sessions(&a.list(&[])).contains(&"owned".to_string())
     });
-    let kept = doctor(&a, 0);
+    let kept = doctor_json_here(&w, &a, 0);
     let c = refresher(&kept);
     assert_eq!(c.status, "ok", "{c:#?}");
     assert!(c.message.contains("`presence refresh --every`"), "{c:#?}");
     drop(owner);
+}
+
+/// A crontab line is judged by how often it refreshes, against the
+/// profile's refresh_interval and ttl; and the fix when nothing refreshes
+/// names what this machine has.
+#[test]
+fn doctor_judges_a_crontab_line_by_how_often_it_refreshes() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &[]);
+    let crontab = fake_crontab(&w);
+    let verdict = |line: &str| {
+        std::fs::write(&crontab, format!("MAILTO=me\n{line}\n")).unwrap();
+        refresher(&doctor_json_here(&w, &a, 0)).clone()
+    };
+    let c = verdict("* * * * * /usr/bin/presence --quiet refresh --all-profiles");
+    assert_eq!(c.status, "warn", "{c:#?}");
+    assert!(
+        c.message
+            .contains("refreshes every 1m, less often than refresh_interval (30s)"),
+        "{c:#?}"
+    );
+    assert!(
+        c.fix
+            .as_deref()
+            .unwrap_or_default()
+            .contains("`presence setup` again"),
+        "{c:#?}"
+    );
+    let c = verdict("*/2 * * * * presence refresh");
+    assert_eq!(c.status, "warn", "{c:#?}");
+    assert!(c.message.contains("not even once a ttl"), "{c:#?}");
+    let c = verdict("* * * * * presence refresh; sleep 30; presence refresh");
+    assert_eq!(c.status, "ok", "{c:#?}");
+    // A schedule doctor does not read is not judged.
+    let c = verdict("@reboot presence refresh --every");
+    assert_eq!(c.status, "ok", "{c:#?}");
+    assert!(c.message.contains("(a crontab line)"), "{c:#?}");
+    // A minute is enough for a profile that asks for no more.
+    a.write_config(&format!(
+        "[profiles.default]\ndir = {:?}\nttl = \"3m\"\nrefresh_interval = \"1m\"\n",
+        w.shared().display().to_string()
+    ));
+    let c = verdict("* * * * * presence refresh");
+    assert_eq!(c.status, "ok", "{c:#?}");
+
+    // Nothing refreshes: with cron here, the fix is setup's crontab lines;
+    // where a user manager answers, setup's timer.
+    let c = verdict("0 1 * * * backup");
+    assert_eq!(c.status, "warn", "{c:#?}");
+    let fix = c.fix.clone().unwrap_or_default();
+    assert!(
+        fix.contains("which adds crontab lines") && !fix.contains("install cron"),
+        "{fix}"
+    );
+    fake_program(
+        &w,
+        "systemctl",
+        "#!/bin/sh\necho inactive\necho inactive\nexit 3\n",
+    );
+    let c = verdict("0 1 * * * backup");
+    let fix = c.fix.clone().unwrap_or_default();
+    assert!(
+        fix.contains("installs and starts presence-refresh.timer"),
+        "{fix}"
+    );
 }
 
 #[test]
@@ -522,6 +738,9 @@ fn a_configured_directory_no_sync_engine_shares_is_a_warning() {
     let c = named(&checks, "sync-engine")[0];
     assert_eq!(c.status, "warn", "{c:#?}");
     assert!(c.message.contains("no sync engine shares"), "{c:#?}");
+    for c in &checks {
+        assert_docs_travel(&c.check, c.fix.as_deref().unwrap_or_default());
+    }
     assert!(
         c.fix
             .as_deref()

@@ -224,6 +224,7 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("bash", "bash"),
     ("tmux", "tmux"),
     ("strace", "strace"),
+    ("man", "man-db"),
 ];
 
 /// Fails the test because `what` is missing: a test that needs a tool never
@@ -252,6 +253,109 @@ fn require_tool_on(name: &str, path: &std::ffi::OsStr) -> PathBuf {
                 .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })
         .unwrap_or_else(|| missing(name, package))
+}
+
+/// The world's directory of stand-in programs (`crontab`, `systemctl`),
+/// made on first use; put it first on PATH, or alone for a machine that
+/// has none of the real ones.
+pub fn fake_bin(w: &World) -> PathBuf {
+    let bin = w.tmp.path().join("fake-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    bin
+}
+
+/// Writes the stand-in program `name` into [`fake_bin`].
+pub fn fake_program(w: &World, name: &str, script: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = fake_bin(w).join(name);
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A stand-in `crontab` in [`fake_bin`] that keeps the crontab in a file
+/// (returned; it does not exist until a crontab is installed): `-l` prints
+/// it (or fails with "no crontab for …"), `crontab FILE` and `crontab`
+/// (stdin) install one. Only shell builtins, so that it works
+/// with PATH set to [`fake_bin`] alone.
+pub fn fake_crontab(w: &World) -> PathBuf {
+    let store = w.tmp.path().join("crontab");
+    let copy = r#"while IFS= read -r l || [ -n "$l" ]; do printf '%s\n' "$l"; done"#;
+    let script = format!(
+        "#!/bin/sh\nstore='{store}'\ncase \"$1\" in\n\
+         -l) [ -f \"$store\" ] || {{ echo 'no crontab for tester' >&2; exit 1; }}; \
+         {copy} < \"$store\";;\n\
+         -*) echo 'crontab: bad option' >&2; exit 1;;\n\
+         '') {copy} > \"$store\";;\n\
+         *) {copy} < \"$1\" > \"$store\";;\n\
+         esac\n",
+        store = store.display()
+    );
+    fake_program(w, "crontab", &script);
+    store
+}
+
+/// A stand-in `systemctl` in [`fake_bin`] for a machine with no systemd
+/// user manager: every call fails as `systemctl --user` does there.
+pub fn no_user_manager(w: &World) {
+    fake_program(
+        w,
+        "systemctl",
+        "#!/bin/sh\necho 'Failed to connect to bus: No medium found' >&2\nexit 1\n",
+    );
+}
+
+/// The anchor GitHub gives a Markdown heading: lowercased, with what is not
+/// a letter, digit, space, `-` or `_` dropped and spaces made `-`.
+fn heading_anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// Asserts that `text` (a `--help`, a man page, a doctor fix) points to the
+/// documentation only as it travels, never to a checkout's `docs/` path:
+/// every `docs/` is part of the project's address or of
+/// /usr/share/doc/presence, and each address of the project names a file
+/// of the repository and, after `#`, one of its headings.
+pub fn assert_docs_travel(what: &str, text: &str) {
+    let text = text.replace("\\-", "-");
+    for (at, _) in text.match_indices("docs/") {
+        let before = &text[..at];
+        assert!(
+            ["/blob/main/", "/tree/main/", "/usr/share/doc/presence/"]
+                .iter()
+                .any(|p| before.ends_with(p)),
+            "{what} points to a checkout path: …{}",
+            &text[at.saturating_sub(40)..(at + 40).min(text.len())]
+        );
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = "https://github.com/presence-dev/presence/blob/main/";
+    for (at, _) in text.match_indices(page) {
+        let rest = &text[at + page.len()..];
+        let end = rest
+            .find(|c: char| c.is_whitespace() || matches!(c, ')' | '`' | '"' | ','))
+            .unwrap_or(rest.len());
+        let (path, anchor) = match rest[..end].split_once('#') {
+            Some((p, a)) => (p, Some(a)),
+            None => (&rest[..end], None),
+        };
+        let file = root.join(path);
+        let doc = std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("{what} points to {path}, which is not there: {e}"));
+        if let Some(anchor) = anchor {
+            assert!(
+                doc.lines()
+                    .filter_map(|l| l.strip_prefix('#'))
+                    .any(|h| heading_anchor(h.trim_start_matches('#')) == anchor),
+                "{what} points to {path}#{anchor}, a heading it does not have"
+            );
+        }
+    }
 }
 
 /// Makes a FIFO at `path` with mkfifo(1).
@@ -583,6 +687,29 @@ pub struct JsonCheck {
     /// Only when there is something to do.
     #[serde(default)]
     pub fix: Option<String>,
+    /// The details of a check about a device (`device`, `device-id`).
+    #[serde(default)]
+    pub device_id: Option<String>,
+    #[serde(default)]
+    pub host: Option<String>,
+    #[serde(default)]
+    pub this_device: Option<bool>,
+    #[serde(default)]
+    pub records: Option<usize>,
+    #[serde(default)]
+    pub live: Option<usize>,
+    #[serde(default)]
+    pub last_seen_s: Option<f64>,
+    #[serde(default)]
+    pub offset_s: Option<f64>,
+    #[serde(default)]
+    pub offset_learned: Option<bool>,
+    /// The sessions (`refresher`) and files (`secrets`, `forged`,
+    /// `device-id`) a check names.
+    #[serde(default)]
+    pub sessions: Vec<String>,
+    #[serde(default)]
+    pub files: Vec<String>,
 }
 
 /// The typed readers fail on a field that is missing, renamed or added,

@@ -610,4 +610,5 @@ fn hermes_hook_at_a_terminal_says_what_it_reads() {
         text.contains("reads a Hermes hook event on stdin"),
         "{text}"
     );
+    crate::harness::assert_docs_travel("hook hermes on a terminal", &text);
 }

@@ -10,11 +10,12 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::harness::{Device, Run, World, require_tool};
+use crate::harness::{Device, Run, World, fake_bin, fake_crontab, require_tool};
 
 /// A stand-in `systemctl` first on PATH: it appends its arguments to
 /// `calls`; with `works`, `--user` calls succeed (a user manager answers),
-/// and `is-enabled` succeeds once `enable` was called.
+/// and `is-enabled` succeeds (and `is-active` says the timer is) once
+/// `enable` was called.
 struct Systemctl {
     bin: PathBuf,
     calls: PathBuf,
@@ -22,14 +23,15 @@ struct Systemctl {
 
 impl Systemctl {
     fn new(w: &World, works: bool) -> Self {
-        let bin = w.tmp.path().join("fake-bin");
-        std::fs::create_dir_all(&bin).unwrap();
+        let bin = fake_bin(w);
         let calls = w.tmp.path().join("systemctl-calls");
         let script = if works {
             format!(
                 "#!/bin/sh\necho \"$*\" >> '{c}'\n\
                  case \"$*\" in *is-enabled*) grep -q 'enable --now' '{c}' || exit 1; \
-                 echo enabled; echo enabled;; esac\nexit 0\n",
+                 echo enabled; echo enabled;;\n\
+                 *is-active*) grep -q 'enable --now' '{c}' || {{ echo inactive; echo inactive; \
+                 exit 3; }}; echo active; echo inactive;; esac\nexit 0\n",
                 c = calls.display()
             )
         } else {
@@ -52,7 +54,11 @@ impl Systemctl {
         std::fs::read_to_string(&self.calls)
             .unwrap_or_default()
             .lines()
-            .filter(|l| !l.contains("show-environment") && !l.contains("is-enabled"))
+            .filter(|l| {
+                !l.contains("show-environment")
+                    && !l.contains("is-enabled")
+                    && !l.contains("is-active")
+            })
             .map(str::to_string)
             .collect()
     }
@@ -64,12 +70,17 @@ fn setup(d: &Device, sc: &Systemctl, args: &[&str]) -> Run {
 
 /// `setup` run by the binary at `bin` (a copy of presence's).
 fn setup_by(d: &Device, sc: &Systemctl, bin: &Path, args: &[&str]) -> Run {
-    let mut cmd = d.program(bin);
     let path = format!(
         "{}:{}",
         sc.bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
+    setup_on(d, &path, bin, args)
+}
+
+/// `setup` run by the binary at `bin` with PATH set to `path`.
+fn setup_on(d: &Device, path: &str, bin: &Path, args: &[&str]) -> Run {
+    let mut cmd = d.program(bin);
     cmd.env("PATH", path).arg("setup").args(args);
     let out = cmd.output().unwrap();
     let mut all = vec!["setup"];
@@ -236,10 +247,17 @@ fn setup_writes_in_place_is_idempotent_and_uninstalls() {
         r.stdout
     );
 
-    // The second run changes nothing and says so.
+    // The second run changes nothing and says so, and that nothing
+    // refreshes yet.
     let after_first = tree(&d.root);
     let r = setup(&d, &sc, &args).success();
-    assert!(r.stdout.starts_with("nothing to change"), "{}", r.stdout);
+    assert!(
+        r.stdout.starts_with(
+            "nothing to change, but nothing refreshes records: no systemd user manager answers"
+        ),
+        "{}",
+        r.stdout
+    );
     assert_eq!(tree(&d.root), after_first, "a second run changed files");
     // Without --dir it keeps the configured directory.
     let r = setup(&d, &sc, &["--yes", "--timer", "systemd"]).success();
@@ -417,6 +435,116 @@ fn packaged_units_match_docs_systemd() {
     }
 }
 
+/// Where the Debian package installs a file of the repository, from the
+/// `assets` of `[package.metadata.deb]` (a `*` stands for any file name in
+/// its directory; a target ending in `/` is a directory).
+fn packaged_as(assets: &[(String, String)], file: &str) -> Vec<String> {
+    assets
+        .iter()
+        .filter_map(|(source, target)| {
+            let matches = match source.split_once('*') {
+                Some((dir, rest)) => file.strip_prefix(dir).is_some_and(|name| {
+                    !name.contains('/') && name.ends_with(rest) && name.len() >= rest.len()
+                }),
+                None => source == file,
+            };
+            let name = file.rsplit('/').next().unwrap_or(file);
+            matches.then(|| match target.strip_suffix('/') {
+                Some(dir) => format!("/{dir}/{name}"),
+                None => format!("/{target}"),
+            })
+        })
+        .collect()
+}
+
+/// The project's pages are named in Cargo.toml, and the package carries the
+/// documentation where README.md's relative links (and those between the
+/// docs) lead once installed: the README, every docs/*.md and the unit and
+/// agent examples, laid out as in the repository under
+/// /usr/share/doc/presence.
+#[test]
+fn the_package_installs_the_docs_where_their_links_lead() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cargo: toml::Table = std::fs::read_to_string(root.join("Cargo.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let package = cargo["package"].as_table().unwrap();
+    let url = "https://github.com/presence-dev/presence";
+    assert_eq!(package["repository"].as_str(), Some(url));
+    assert_eq!(package["homepage"].as_str(), Some(url));
+    assert_eq!(
+        package["documentation"].as_str(),
+        Some(format!("{url}/tree/main/docs").as_str())
+    );
+    let assets: Vec<(String, String)> = package["metadata"]["deb"]["assets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            let a = a.as_array().unwrap();
+            (
+                a[0].as_str().unwrap().to_string(),
+                a[1].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let doc = "/usr/share/doc/presence";
+    let mut docs = vec!["README.md".to_string(), "CHANGELOG.md".to_string()];
+    for sub in ["docs", "docs/systemd", "docs/launchd"] {
+        for e in std::fs::read_dir(root.join(sub)).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name().into_string().unwrap();
+            if e.file_type().unwrap().is_file() && (sub != "docs" || name.ends_with(".md")) {
+                docs.push(format!("{sub}/{name}"));
+            }
+        }
+    }
+    for file in &docs {
+        let at = packaged_as(&assets, file);
+        assert!(
+            at.contains(&format!("{doc}/{file}")),
+            "{file} is not installed as {doc}/{file} (but as {at:?})"
+        );
+    }
+    // Every relative link of the installed documents leads to an installed
+    // file (or to a directory of them).
+    let installed: Vec<String> = docs.iter().map(|f| format!("{doc}/{f}")).collect();
+    let mut links = 0;
+    for file in docs.iter().filter(|f| f.ends_with(".md")) {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let base = Path::new(doc).join(file);
+        let base = base.parent().unwrap();
+        for (at, _) in text.match_indices("](") {
+            let rest = &text[at + 2..];
+            let target = &rest[..rest.find(')').unwrap_or(rest.len())];
+            let target = target.split('#').next().unwrap();
+            if target.is_empty() || target.contains("://") || target.contains('$') {
+                continue;
+            }
+            let mut path = base.to_path_buf();
+            for part in target.trim_end_matches('/').split('/') {
+                match part {
+                    ".." => {
+                        path.pop();
+                    }
+                    "." => {}
+                    part => path.push(part),
+                }
+            }
+            let path = path.display().to_string();
+            assert!(
+                installed
+                    .iter()
+                    .any(|i| *i == path || i.starts_with(&format!("{path}/"))),
+                "{file} links to {target}, which the package does not install ({path})"
+            );
+            links += 1;
+        }
+    }
+    assert!(links > 40, "only {links} links followed");
+}
+
 /// On a terminal, setup lists the synced folders it found, takes a number,
 /// shows its plan and asks before changing anything.
 #[test]
@@ -477,6 +605,7 @@ fn setup_asks_on_a_terminal() {
     assert!(out.contains("doctor: "), "{out}");
     let config = std::fs::read_to_string(d.config_path()).unwrap();
     assert!(config.contains("dir = \"~/Dropbox/presence\""), "{config}");
+    crate::harness::assert_docs_travel("the configuration setup writes", &config);
     assert!(home.join("Dropbox/presence").is_dir());
 }
 
@@ -919,6 +1048,251 @@ fn setup_leaves_units_the_user_edited_alone() {
     assert!(r.stdout.starts_with("nothing to change"), "{}", r.stdout);
 }
 
+/// Setup's lines in a crontab: the refresh line and the expire line.
+fn cron_lines(crontab: &Path) -> Vec<String> {
+    std::fs::read_to_string(crontab)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.contains("presence --quiet"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Where no systemd user manager answers and there is cron, setup adds its
+/// lines to the crontab as part of its plan: shown by --dry-run, a refresh
+/// as often as refresh_interval asks (several a minute with `sleep`), which
+/// doctor then finds and agrees with; idempotent; updated when the
+/// interval changes; an edited copy left alone unless --force; and
+/// --uninstall takes out exactly those lines.
+#[test]
+fn setup_installs_its_crontab_lines_where_no_user_manager_answers() {
+    let w = World::new();
+    let (d, sync) = syncthing_home(&w);
+    let sc = Systemctl::new(&w, false);
+    let crontab = fake_crontab(&w);
+    let theirs = "MAILTO=me\n0 1 * * * backup --all\n";
+    std::fs::write(&crontab, theirs).unwrap();
+    let dir = sync.join("presence").display().to_string();
+    let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_presence")).unwrap();
+    let bin = bin.display();
+    let refresh = format!("{bin} --quiet refresh --all-profiles");
+    let every_30s = format!("* * * * * {refresh}; sleep 30; {refresh}");
+    let expire = format!("17 4 * * * {bin} --quiet expire");
+
+    // No --timer: cron, since no user manager answers. --dry-run shows
+    // the lines and writes nothing.
+    let r = setup(&d, &sc, &["--yes", "--dir", &dir, "--dry-run"]).success();
+    assert!(
+        r.stdout
+            .contains("would add these lines to your crontab (a refresh every 30s"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains(&format!("\n    {every_30s}\n    {expire}\n")),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(std::fs::read_to_string(&crontab).unwrap(), theirs);
+
+    let r = setup(&d, &sc, &["--yes", "--dir", &dir]).success();
+    let installed = std::fs::read_to_string(&crontab).unwrap();
+    assert!(installed.starts_with(theirs), "{installed}");
+    assert_eq!(cron_lines(&crontab), [every_30s.clone(), expire.clone()]);
+    assert!(
+        r.stdout
+            .contains("ok    refresher        a refresher runs (a crontab line, every 30s)"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.ends_with("doctor: every check passed\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        !r.stdout.contains("no systemd user manager"),
+        "{}",
+        r.stdout
+    );
+
+    // Again: nothing to change.
+    let r = setup(&d, &sc, &["--yes"]).success();
+    assert!(
+        r.stdout
+            .starts_with("nothing to change: presence is set up\n"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(std::fs::read_to_string(&crontab).unwrap(), installed);
+
+    // A shorter refresh_interval: setup updates its lines, and doctor
+    // finds them as often as the profile asks.
+    let config = std::fs::read_to_string(d.config_path()).unwrap();
+    d.write_config(&config.replace(
+        "ttl = \"90s\"\n",
+        "ttl = \"60s\"\nrefresh_interval = \"20s\"\n",
+    ));
+    let r = setup(&d, &sc, &["--yes"]).success();
+    assert!(
+        r.stdout
+            .contains("update setup's lines in your crontab (a refresh every 20s"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        cron_lines(&crontab),
+        [
+            format!("* * * * * {refresh}; for i in 2 3; do sleep 20; {refresh}; done"),
+            expire.clone()
+        ]
+    );
+    // Each command is one that `sh` reads (cron hands it to `sh -c`).
+    for line in cron_lines(&crontab).iter().chain([&every_30s]) {
+        let command = line.splitn(6, ' ').nth(5).unwrap();
+        let ok = d
+            .program("sh")
+            .args(["-n", "-c", &as_cron_runs_it(command)])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "sh cannot read {command}");
+    }
+    assert!(
+        r.stdout
+            .contains("ok    refresher        a refresher runs (a crontab line, every 20s)"),
+        "{}",
+        r.stdout
+    );
+    d.write_config(&config);
+    setup(&d, &sc, &["--yes"]).success();
+    assert_eq!(std::fs::read_to_string(&crontab).unwrap(), installed);
+
+    // Edited since: left alone, by setup and by --uninstall, unless --force.
+    let edited = installed.replace("17 4 * * *", "18 4 * * *");
+    std::fs::write(&crontab, &edited).unwrap();
+    let r = setup(&d, &sc, &["--yes"]).success();
+    assert!(
+        r.stdout
+            .contains("left setup's lines in your crontab alone"),
+        "{}",
+        r.stdout
+    );
+    setup(&d, &sc, &["--uninstall", "--yes"]).success();
+    assert_eq!(std::fs::read_to_string(&crontab).unwrap(), edited);
+    let r = setup(&d, &sc, &["--uninstall", "--yes", "--dry-run", "--force"]).success();
+    assert!(
+        r.stdout
+            .contains("would remove setup's lines from your crontab"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(std::fs::read_to_string(&crontab).unwrap(), edited);
+    setup(&d, &sc, &["--yes", "--force"]).success();
+    assert_eq!(std::fs::read_to_string(&crontab).unwrap(), installed);
+
+    // --uninstall takes out exactly setup's lines; a line of the user's
+    // that runs presence is named and kept.
+    std::fs::write(
+        &crontab,
+        format!("{installed}@reboot presence refresh --every\n"),
+    )
+    .unwrap();
+    let r = setup(&d, &sc, &["--uninstall", "--yes"]).success();
+    assert!(
+        r.stdout
+            .contains("runs `presence refresh` in a line setup did not add"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(&crontab).unwrap(),
+        format!("{theirs}@reboot presence refresh --every\n")
+    );
+    // With that line of its own, setup adds none.
+    let r = setup(&d, &sc, &["--yes"]).success();
+    assert!(
+        r.stdout
+            .contains("your crontab already runs `presence refresh`"),
+        "{}",
+        r.stdout
+    );
+    std::fs::write(&crontab, theirs).unwrap();
+
+    // --timer cron where a user manager answers: the lines, and no word of
+    // a missing user manager.
+    let sc = Systemctl::new(&w, true);
+    let r = setup(&d, &sc, &["--yes", "--timer", "cron"]).success();
+    assert!(
+        !r.stdout.contains("no systemd user manager"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(cron_lines(&crontab), [every_30s, expire]);
+    assert!(sc.changes().is_empty(), "{:?}", sc.changes());
+}
+
+/// With neither a systemd user manager nor cron, setup says that nothing
+/// refreshes the records and what to do, its doctor ends with a warning,
+/// and a second run says what is missing instead of "presence is set up".
+#[test]
+fn setup_says_so_when_nothing_will_refresh() {
+    let w = World::new();
+    let (d, sync) = syncthing_home(&w);
+    let _ = Systemctl::new(&w, false);
+    // Only the stand-ins: no crontab program, whatever this machine has.
+    let path = fake_bin(&w).display().to_string();
+    let bin = Path::new(env!("CARGO_BIN_EXE_presence"));
+    let dir = sync.join("presence").display().to_string();
+    let r = setup_on(&d, &path, bin, &["--yes", "--dir", &dir]).success();
+    assert!(
+        r.stdout.contains(
+            "nothing refreshes records yet: `crontab` is not installed here, and no systemd \
+             user manager answers: install cron"
+        ) && r
+            .stdout
+            .contains("`presence --quiet refresh --all-profiles --every`"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("crontab -e"), "{}", r.stdout);
+    assert!(r.stdout.contains("\nwarn  refresher "), "{}", r.stdout);
+    assert!(
+        r.stdout.ends_with("doctor: 1 warning(s), nothing failed\n"),
+        "{}",
+        r.stdout
+    );
+    let r = setup_on(&d, &path, bin, &["--yes"]).success();
+    assert!(
+        r.stdout.starts_with(
+            "nothing to change, but nothing refreshes records: `crontab` is not installed here"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("presence is set up"), "{}", r.stdout);
+    // --no-timer and an unanswered systemd are no different.
+    for timer in [&["--no-timer"][..], &["--timer", "systemd"]] {
+        let r = setup_on(&d, &path, bin, &[&["--yes"][..], timer].concat()).success();
+        assert!(
+            r.stdout.contains("nothing refreshes records"),
+            "{timer:?}: {}",
+            r.stdout
+        );
+        assert!(
+            !r.stdout.contains("presence is set up"),
+            "{timer:?}: {}",
+            r.stdout
+        );
+        assert!(
+            !r.stdout.contains("every check passed"),
+            "{timer:?}: {}",
+            r.stdout
+        );
+    }
+}
+
 /// What cron does with a crontab line's command before `sh` gets it: a `%`
 /// ends the command (the rest is its input), `\%` is a `%`.
 fn as_cron_runs_it(command: &str) -> String {
@@ -1004,14 +1378,18 @@ fn a_binary_path_with_a_space_and_a_percent_sign_is_quoted() {
     );
     assert_eq!(tree(&d.root), before);
 
-    // The crontab lines, as printed.
+    // The crontab lines, as installed (and as shown).
+    let crontab = fake_crontab(&w);
     let r = setup_by(&d, &sc, &bin, &["--yes", "--timer", "cron"]).success();
-    let lines: Vec<&str> = r
-        .stdout
+    let installed = std::fs::read_to_string(&crontab).unwrap();
+    let lines: Vec<&str> = installed
         .lines()
         .filter(|l| l.starts_with("* * * * * ") || l.starts_with("17 4 * * * "))
         .collect();
-    assert_eq!(lines.len(), 2, "{}", r.stdout);
+    assert_eq!(lines.len(), 2, "{installed}");
+    for line in &lines {
+        assert!(r.stdout.contains(&format!("    {line}\n")), "{}", r.stdout);
+    }
     let expire = lines[1].splitn(6, ' ').nth(5).unwrap();
     for command in [as_cron_runs_it(expire), expire.to_string()] {
         let out = d

@@ -98,9 +98,13 @@ fn hermes(ctx: &Ctx) -> anyhow::Result<Exit> {
     if std::io::IsTerminal::is_terminal(&stdin) {
         // Someone typed it: waiting for an event that never comes helps no one.
         return Err(UsageError(
-            "`presence hook hermes` reads a Hermes hook event on stdin; Hermes runs it \
-             from the `hooks:` block of its config.yaml (see docs/integrations.md)"
-                .into(),
+            concat!(
+                "`presence hook hermes` reads a Hermes hook event on stdin; Hermes runs it \
+                 from the `hooks:` block of its config.yaml (see `man presence-hook-hermes`, or ",
+                env!("CARGO_PKG_REPOSITORY"),
+                "/blob/main/docs/integrations.md#hermes-agent)"
+            )
+            .into(),
         )
         .into());
     }

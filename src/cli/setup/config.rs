@@ -105,8 +105,10 @@ pub(super) fn config_plan(
     let mut new = doc.to_string();
     if text.is_empty() {
         new = format!(
-            "# presence configuration (docs/configuration.md; `presence config show` prints what\n\
-             # applies). Written by `presence setup`; edit freely.\n{new}"
+            "# presence configuration: every setting is in\n# {}/blob/main/docs/configuration.md\n\
+             # (`presence config show` prints what applies). Written by `presence setup`; edit\n\
+             # freely.\n{new}",
+            env!("CARGO_PKG_REPOSITORY")
         );
     }
     let file = if path == link {

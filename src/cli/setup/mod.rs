@@ -5,12 +5,15 @@
 //! Every step is first planned as a [`Change`] (what it would do, in words,
 //! and how), so that `--dry-run` prints exactly what a real run does, a run
 //! with nothing to do says so, and the question on a terminal shows the
-//! whole plan. What setup adds to files it does not own (`.stignore`) or
-//! writes where other tools look (unit files, launchd agents) carries a
-//! marker line, so that `--uninstall` removes only what setup added (and a
-//! unit or agent edited since is left alone unless `--force`).
+//! whole plan. What setup adds to files it does not own (`.stignore`, the
+//! crontab) or writes where other tools look (unit files, launchd agents)
+//! carries a marker line, so that `--uninstall` removes only what setup
+//! added (and a unit, agent or crontab block edited since is left alone
+//! unless `--force`). When nothing will refresh the records, setup says so
+//! and what to do, even when it has nothing to change.
 
 mod config;
+mod cron;
 mod dir;
 mod plan;
 mod stignore;
@@ -38,7 +41,7 @@ pub struct SetupArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// How to keep this device's records refreshed [default: systemd where `systemctl --user`
-    /// works, launchd on macOS, else cron (a line to add is printed)]
+    /// works, launchd on macOS, else cron (setup adds its lines to your crontab)]
     #[arg(long, value_enum, value_name = "KIND")]
     pub timer: Option<Timer>,
     /// Install no refresher (the same as --timer none)
@@ -61,7 +64,7 @@ pub enum Timer {
     Systemd,
     /// launchd agents under ~/Library/LaunchAgents
     Launchd,
-    /// a crontab line, printed for you to add
+    /// lines in your crontab: a refresh at least every refresh_interval, a daily expire
     Cron,
     /// nothing
     None,
@@ -141,6 +144,8 @@ pub fn run(ctx: &Ctx, args: SetupArgs) -> anyhow::Result<Exit> {
     let timer = platform.timer(&args);
 
     let mut notes = Vec::new();
+    // Why nothing will refresh the records once the plan is carried out.
+    let mut missing = None;
     let plan = if args.uninstall {
         let dir = ctx.global.dir.clone().unwrap_or(current.dir.clone());
         uninstall::uninstall_plan(&platform, &dir, args.force, &mut notes)?
@@ -165,30 +170,48 @@ pub fn run(ctx: &Ctx, args: SetupArgs) -> anyhow::Result<Exit> {
             });
         }
         plan.extend(stignore::stignore_plan(&platform, &dir, &mut notes)?);
-        plan.extend(timers::timer_plan(
-            &platform, timer, args.force, &mut notes,
-        )?);
+        // `refresh --all-profiles` covers every profile: it must keep up
+        // with the shortest interval.
+        let interval = Profile::resolve_all(&base, &ctx.local)
+            .ok()
+            .and_then(|all| all.iter().map(|p| p.refresh_interval).min())
+            .unwrap_or(current.refresh_interval);
+        missing = if timer == Timer::Cron {
+            let want = cron::Want {
+                binary: &platform.binary,
+                interval,
+                force: args.force,
+            };
+            cron::cron_plan(&want, &mut plan, &mut notes)?
+        } else {
+            let (timers, why) = timers::timer_plan(&platform, timer, args.force, &mut notes)?;
+            plan.extend(timers);
+            why
+        };
         plan
     };
 
     let mut out = output::stdout();
     if plan.is_empty() {
         out.say(format_args!(
-            "nothing to change: {}",
-            if args.uninstall {
-                "setup has nothing installed here"
-            } else {
-                "presence is set up"
+            "nothing to change{}",
+            match (&missing, args.uninstall) {
+                (_, true) => ": setup has nothing installed here".to_string(),
+                (Some(why), false) => format!(", but nothing refreshes records: {why}"),
+                (None, false) => ": presence is set up".to_string(),
             }
         ))?;
     } else if args.dry_run {
         for c in &plan {
-            out.say(format_args!("would {}", c.what))?;
+            show(&mut out, "would ", c)?;
         }
     } else {
         if interactive {
             for c in &plan {
-                out.say(format_args!("  {}", c.what))?;
+                show(&mut out, "  ", c)?;
+            }
+            if let Some(why) = &missing {
+                out.say(format_args!("  (and nothing will refresh records: {why})"))?;
             }
             if !confirm(&mut out, "Make these changes?")? {
                 out.say("nothing changed")?;
@@ -197,18 +220,17 @@ pub fn run(ctx: &Ctx, args: SetupArgs) -> anyhow::Result<Exit> {
         }
         for c in &plan {
             apply(&c.action).with_context(|| format!("cannot {}", c.what))?;
-            out.say(&c.what)?;
+            show(&mut out, "", c)?;
         }
     }
     for note in &notes {
-        match note {
-            Note::Copy(line) if safe_to_copy(line) => out.verbatim(&format!("{line}\n"))?,
-            Note::Say(text) | Note::Copy(text) => {
-                for line in text.lines() {
-                    out.say(line)?;
-                }
-            }
+        let Note::Say(text) = note;
+        for line in text.lines() {
+            out.say(line)?;
         }
+    }
+    if let Some(why) = missing.as_ref().filter(|_| !plan.is_empty()) {
+        out.say(format_args!("nothing refreshes records yet: {why}"))?;
     }
     if args.dry_run || args.uninstall {
         return Ok(Exit::Ok);
@@ -216,6 +238,22 @@ pub fn run(ctx: &Ctx, args: SetupArgs) -> anyhow::Result<Exit> {
     out.flush()?;
     drop(out);
     doctor(ctx, &base)
+}
+
+/// Prints `c`'s words after `prefix`, and under them the lines it adds to a
+/// file (a crontab line: this program's own text and this device's paths),
+/// indented and as they are when nothing in them needs escaping, since made
+/// safe their backslashes would be doubled.
+fn show(out: &mut output::Out, prefix: &str, c: &Change) -> anyhow::Result<()> {
+    out.say(format_args!("{prefix}{}", c.what))?;
+    for line in c.lines() {
+        if safe_to_copy(line) {
+            out.verbatim(&format!("    {line}\n"))?;
+        } else {
+            out.say(format_args!("    {line}"))?;
+        }
+    }
+    Ok(())
 }
 
 /// Whether `line` can reach the terminal as it is: one line, and nothing in
@@ -238,13 +276,7 @@ fn doctor(ctx: &Ctx, base: &Selection) -> anyhow::Result<Exit> {
     let mut out = output::stdout();
     out.blank()?;
     super::doctor::print(&mut out, &checks)?;
-    let count = |s: Status| checks.iter().filter(|c| c.status == s).count();
-    let (warn, fail) = (count(Status::Warn), count(Status::Fail));
-    let verdict = match (warn, fail) {
-        (0, 0) => "doctor: every check passed".to_string(),
-        (w, 0) => format!("doctor: {w} warning(s), nothing failed"),
-        (w, f) => format!("doctor: {f} check(s) failed, {w} warning(s)"),
-    };
-    out.say(verdict)?;
-    Ok(Exit::failure_if(fail > 0))
+    Ok(Exit::failure_if(
+        checks.iter().any(|c| c.status == Status::Fail),
+    ))
 }

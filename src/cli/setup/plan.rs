@@ -1,13 +1,13 @@
 //! The plan/apply machine: each step setup would take is a [`Change`] (in
 //! words, and how), applied only after the whole plan was shown; and how
-//! setup reads the files it edits or inspects.
+//! setup reads the files it edits or inspects (the crontab among them).
 
 use std::io::{BufRead, Write};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use anyhow::Context as _;
+use anyhow::{Context as _, bail};
 
 use crate::cli::output::{Out, Styled};
 
@@ -32,16 +32,30 @@ pub(super) enum Action {
     MakeDir(PathBuf),
     /// Run a program.
     Run(Vec<String>),
+    /// Install `after` as the user's crontab, if it still is `before`;
+    /// `lines` are the ones added, shown with the plan.
+    Crontab {
+        before: String,
+        after: String,
+        lines: Vec<String>,
+    },
+}
+
+impl Change {
+    /// The lines this step adds to a file the user may want to read or
+    /// copy them from (a crontab's), shown under its words.
+    pub(super) fn lines(&self) -> &[String] {
+        match &self.action {
+            Action::Crontab { lines, .. } => lines,
+            _ => &[],
+        }
+    }
 }
 
 /// What setup says after its plan.
 pub(super) enum Note {
     /// Said as any text is, made safe for the terminal.
     Say(String),
-    /// A line to copy into a file (a crontab line): this program's own text
-    /// and this device's paths, with no control character, printed as it
-    /// is, since made safe its backslashes would be doubled.
-    Copy(String),
 }
 
 /// A small text file (invalid UTF-8 replaced), `None` when it does not
@@ -98,6 +112,69 @@ pub(super) fn apply(action: &Action) -> anyhow::Result<()> {
                 .with_context(|| format!("cannot run {}", argv[0]))?;
             anyhow::ensure!(status.success(), "`{}` failed ({status})", argv.join(" "));
         }
+        Action::Crontab { before, after, .. } => install_crontab(before, after)?,
     }
+    Ok(())
+}
+
+/// The crontab, as `crontab -l` gives it.
+pub(super) enum Crontab {
+    /// There is no `crontab` program.
+    NotInstalled,
+    /// `crontab -l` failed for another reason than there being none: why.
+    Unreadable(String),
+    /// The user's crontab (empty when there is none).
+    Text(String),
+}
+
+/// Reads this user's crontab with `crontab -l` (setup's lines in it are
+/// `cron.rs`'s).
+pub(super) fn read_crontab() -> Crontab {
+    let out = match Command::new("crontab")
+        .arg("-l")
+        .stdin(std::process::Stdio::null())
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Crontab::NotInstalled,
+        Err(e) => return Crontab::Unreadable(format!("cannot run crontab: {e}")),
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() {
+        Crontab::Text(stdout)
+    } else if stdout.is_empty() && stderr.to_lowercase().contains("no crontab") {
+        Crontab::Text(String::new())
+    } else {
+        Crontab::Unreadable(format!(
+            "`crontab -l` failed ({}): {}",
+            out.status,
+            stderr.trim()
+        ))
+    }
+}
+
+/// Installs `after` as this user's crontab, if the crontab still holds
+/// `before` (what the plan was made from).
+pub(super) fn install_crontab(before: &str, after: &str) -> anyhow::Result<()> {
+    match read_crontab() {
+        Crontab::Text(now) if now == before => {}
+        Crontab::Text(_) => bail!(
+            "your crontab changed while setup ran, so setup left it as it is: run setup again"
+        ),
+        Crontab::NotInstalled => bail!("there is no `crontab` program any more"),
+        Crontab::Unreadable(why) => bail!("{why}"),
+    }
+    let mut file = tempfile::Builder::new()
+        .prefix("presence-crontab.")
+        .tempfile()
+        .context("cannot write a temp file for crontab")?;
+    std::io::Write::write_all(&mut file, after.as_bytes())?;
+    let status = Command::new("crontab")
+        .arg(file.path())
+        .stdin(std::process::Stdio::null())
+        .status()
+        .context("cannot run crontab")?;
+    anyhow::ensure!(status.success(), "`crontab FILE` failed ({status})");
     Ok(())
 }

@@ -1,6 +1,6 @@
-//! What keeps records refreshed: systemd user units, launchd agents or a
-//! crontab line, each as shipped in docs/ with the running binary's path
-//! (quoted as each format needs) and setup's marker.
+//! What keeps records refreshed: systemd user units or launchd agents, each
+//! as shipped in docs/ with the running binary's path (quoted as each format
+//! needs) and setup's marker; or crontab lines (`cron.rs`).
 //!
 //! The marker is a comment line carrying a digest of the rest of the file.
 //! A file whose digest still matches is setup's, unedited: setup updates it,
@@ -45,7 +45,7 @@ pub(super) const PLIST_MARK: Marker = Marker {
 
 /// The digest a marker carries: 16 hex digits of the sha256 of the file
 /// without the marker line.
-fn digest(body: &str) -> String {
+pub(super) fn digest(body: &str) -> String {
     Sha256::digest(body.as_bytes())[..8]
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -369,15 +369,26 @@ fn install(
     true
 }
 
+/// The refresher's part of the plan (but cron's), and `Some(why)` when
+/// nothing will refresh the records once it is carried out (the user is
+/// told why, and what to do).
 pub(super) fn timer_plan(
     platform: &Platform,
     timer: Timer,
     force: bool,
     notes: &mut Vec<Note>,
-) -> anyhow::Result<Vec<Change>> {
+) -> anyhow::Result<(Vec<Change>, Option<String>)> {
     let mut plan = Vec::new();
+    let mut missing = None;
     match timer {
-        Timer::None => {}
+        Timer::None => {
+            missing = Some(
+                "--no-timer installs none; a record published with --owner-pid expires one ttl \
+                 after its last publish unless `presence run` or a `presence refresh --every` \
+                 keeps it (run setup again without --no-timer to install one)"
+                    .into(),
+            );
+        }
         Timer::Systemd => {
             // The Debian package's units already start this binary: enabling
             // them is enough, and a copy in ~/.config would only shadow them.
@@ -410,11 +421,11 @@ pub(super) fn timer_plan(
                     });
                 }
             } else {
-                notes.push(Note::Say(format!(
-                    "no systemd user manager answers here: once one runs, start the timers with \
+                missing = Some(format!(
+                    "no systemd user manager answers here; once one runs, start the timers with \
                      `{}`",
                     enable.join(" ")
-                )));
+                ));
             }
         }
         Timer::Launchd => {
@@ -427,39 +438,19 @@ pub(super) fn timer_plan(
                     plan.push(launchctl(Launchctl::Bootstrap, &path));
                 }
             }
-            if !cfg!(target_os = "macos") && !plan.is_empty() {
-                notes.push(Note::Say(
+            if !cfg!(target_os = "macos") {
+                missing = Some(
                     "this is not macOS: load the agents with `launchctl bootstrap gui/$(id -u) \
                      ~/Library/LaunchAgents/dev.presence.refresh.plist` (and expire) where \
                      launchd runs"
                         .into(),
-                ));
+                );
             }
         }
-        Timer::Cron => {
-            let has = quiet(Command::new("crontab").arg("-l")).is_some_and(|o| {
-                String::from_utf8_lossy(&o.stdout)
-                    .lines()
-                    .map(str::trim)
-                    .any(|l| {
-                        !l.starts_with('#') && l.contains("presence") && l.contains(" refresh")
-                    })
-            });
-            if !has {
-                let bin = cron_command(&platform.binary)?;
-                notes.push(Note::Say(
-                    "no systemd user manager here: add these lines to your crontab (`crontab -e`) \
-                     to keep records refreshed and the directory clean:"
-                        .into(),
-                ));
-                notes.push(Note::Copy(format!(
-                    "* * * * * {bin} --quiet refresh --all-profiles"
-                )));
-                notes.push(Note::Copy(format!("17 4 * * * {bin} --quiet expire")));
-            }
-        }
+        // Its lines in the crontab are `cron.rs`'s, which `run` asks.
+        Timer::Cron => {}
     }
-    Ok(plan)
+    Ok((plan, missing))
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 //! since setup wrote it unless `--force`).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use super::Platform;
 use super::dir::syncthing_root;
@@ -11,7 +10,7 @@ use super::plan::{Action, Change, Note, read_small};
 use super::stignore::{STIGNORE_LINE, STIGNORE_MARK};
 use super::timers::{
     AGENTS, Launchctl, Marker, Owner, PLIST_MARK, TIMERS, UNIT_MARK, UNITS, agent_body, launchctl,
-    packaged_units_start, quiet, systemd_user_works, timers_enabled, unit_body,
+    packaged_units_start, systemd_user_works, timers_enabled, unit_body,
 };
 
 /// Whether setup may remove the file at `path`: setup wrote it and nobody
@@ -41,7 +40,7 @@ fn removable(
 
 /// What `--uninstall` removes: the unit files and agents carrying setup's
 /// marker and unedited (the timers stopped first), and setup's lines in
-/// `.stignore`.
+/// `.stignore` and in the crontab.
 pub(super) fn uninstall_plan(
     platform: &Platform,
     dir: &Path,
@@ -129,15 +128,6 @@ pub(super) fn uninstall_plan(
             }
         }
     }
-    let cron = quiet(Command::new("crontab").arg("-l")).is_some_and(|o| {
-        String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .any(|l| !l.trim().starts_with('#') && l.contains("presence") && l.contains(" refresh"))
-    });
-    if cron {
-        notes.push(Note::Say(
-            "your crontab runs `presence refresh`: remove that line with `crontab -e`".into(),
-        ));
-    }
+    super::cron::uninstall_plan(force, &mut plan, notes)?;
     Ok(plan)
 }
