@@ -62,6 +62,9 @@ pub struct Global {
     /// Print only errors
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
+    /// When to colour the output (list's table, doctor's and setup's marks)
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = output::ColorWhen::Auto)]
+    pub color: output::ColorWhen,
 }
 
 // Parsed once per process: the size of the largest variant does not matter.
@@ -196,6 +199,7 @@ impl Ctx {
 pub struct UsageError(pub String);
 
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
+    output::set_color(cli.global.color);
     let local = LocalDirs::from_env().context("cannot find this user's local directories")?;
     let ctx = Ctx {
         global: cli.global,
