@@ -48,7 +48,7 @@ pub struct ManpageArgs {
 pub fn manpage(args: ManpageArgs) -> anyhow::Result<Exit> {
     // The plain version, so that the checked-in pages do not change at
     // every commit.
-    let cmd = super::Cli::command().long_version(None::<&str>);
+    let cmd = super::Cli::command().version(env!("CARGO_PKG_VERSION"));
     std::fs::create_dir_all(&args.dir)?;
     clap_mangen::generate_to(cmd, &args.dir)?;
     Ok(Exit::Ok)

@@ -32,7 +32,7 @@ use presence::{LocalDirs, Profile, Registry, Selection};
 
 /// See each other's live sessions through a shared, synced directory.
 #[derive(Debug, Parser)]
-#[command(name = "presence", version, long_version = long_version(), about, long_about = None,
+#[command(name = "presence", version = long_version(), about, long_about = None,
           max_term_width = 100)]
 pub struct Cli {
     #[command(flatten)]
@@ -125,7 +125,8 @@ pub enum Command {
     Complete(completions::CompleteArgs),
 }
 
-/// `--version`: the crate version and, when built from a git checkout, `git describe`.
+/// `-V` and `--version`: the crate version and, when built from a git
+/// checkout, `git describe`.
 fn long_version() -> &'static str {
     static V: std::sync::LazyLock<String> =
         std::sync::LazyLock::new(|| match env!("PRESENCE_GIT_DESCRIBE") {

@@ -771,8 +771,23 @@ fn version_names_the_crate_version() {
         long.starts_with(&format!("presence {}", env!("CARGO_PKG_VERSION"))),
         "{long}"
     );
+    // `-V` is `--version`, the commit included (as `git describe` says,
+    // when built from a checkout).
     let short = a.run(&["-V"]).success().stdout;
-    assert_eq!(short, format!("presence {}\n", env!("CARGO_PKG_VERSION")));
+    assert_eq!(short, long);
+    let describe = std::process::Command::new("git")
+        .args(["describe", "--tags", "--always"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    if let Some(describe) = describe {
+        assert_eq!(
+            long,
+            format!("presence {} ({describe})\n", env!("CARGO_PKG_VERSION"))
+        );
+    }
 }
 
 #[test]
