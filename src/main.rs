@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use cli::Exit;
 
 fn main() -> ExitCode {
-    let args = match <cli::Cli as clap::Parser>::try_parse() {
+    let args = match <cli::Cli as clap::Parser>::try_parse_from(cli::args()) {
         Ok(args) => args,
         Err(err) => {
             // clap prints help and the version on stdout, errors on stderr.

@@ -136,6 +136,59 @@ fn long_version() -> &'static str {
     &V
 }
 
+/// The command line as clap should read it: a negative duration given as
+/// its own word joins its flag (`--ttl -5s` becomes `--ttl=-5s`), so that
+/// the flag's parser refuses it by name ("a duration cannot be negative")
+/// instead of clap reading `-5s` as the short flags `-5` and `-s`. Only a
+/// word that starts with `-` and a digit or `.`, right after a flag whose
+/// value is a `DUR`, is joined (no short flag is a digit, so no command line
+/// that parsed before changes), and nothing after `--` (`run`'s command).
+pub fn args() -> Vec<std::ffi::OsString> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let negative = |a: &std::ffi::OsStr| {
+        let b = a.as_encoded_bytes();
+        b.len() > 1 && b[0] == b'-' && (b[1].is_ascii_digit() || b[1] == b'.')
+    };
+    if !args.iter().any(|a| negative(a)) {
+        return args;
+    }
+    let mut flags = std::collections::BTreeSet::new();
+    let mut todo = vec![<Cli as clap::CommandFactory>::command()];
+    while let Some(cmd) = todo.pop() {
+        for a in cmd.get_arguments() {
+            let dur = a
+                .get_value_names()
+                .is_some_and(|v| v.iter().any(|n| n == "DUR"));
+            if let (true, Some(long)) = (dur, a.get_long()) {
+                flags.insert(format!("--{long}"));
+            }
+        }
+        todo.extend(cmd.get_subcommands().cloned());
+    }
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.into_iter().peekable();
+    while let Some(a) = it.next() {
+        if a == "--" {
+            out.push(a);
+            out.extend(it);
+            break;
+        }
+        let joined = a
+            .to_str()
+            .filter(|f| flags.contains(*f))
+            .zip(it.next_if(|v| negative(v)));
+        match joined {
+            Some((flag, value)) => {
+                let mut j = std::ffi::OsString::from(format!("{flag}="));
+                j.push(value);
+                out.push(j);
+            }
+            None => out.push(a),
+        }
+    }
+    out
+}
+
 /// What every subcommand gets: the resolved profile and the output policy.
 pub struct Ctx {
     pub global: Global,

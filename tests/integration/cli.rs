@@ -598,6 +598,63 @@ fn usage_errors_exit_2() {
     assert!(out.stderr.contains("at most 32"), "{}", out.stderr);
 }
 
+/// A negative duration is refused by its flag's parser, which names the
+/// flag and the problem, whether it is its own word or joined with `=`;
+/// nothing after `run --` is touched, and a flag followed by a flag still
+/// lacks its value.
+#[test]
+fn negative_durations_are_refused_by_name() {
+    let w = World::new();
+    let a = w.device("a");
+    let cases: [(&[&str], &str); 7] = [
+        (&["publish", "--session", "s", "--ttl", "-5s"], "--ttl"),
+        (&["publish", "--session", "s", "--ttl=-5s"], "--ttl"),
+        (&["publish", "--session", "s", "--ttl", "-5"], "--ttl"),
+        (
+            &["run", "--session", "s", "--ttl", "-1m", "--", "true"],
+            "--ttl",
+        ),
+        (&["refresh", "--every", "-5s"], "--every"),
+        (&["refresh", "--every", "-.5s"], "--every"),
+        (&["watch", "--poll", "-1s"], "--poll"),
+    ];
+    for (args, flag) in cases {
+        let out = a.run(args).code(2);
+        assert!(
+            out.stderr.contains(&format!("for '{flag} "))
+                && out.stderr.contains("a duration cannot be negative")
+                && out.stderr.contains("write e.g."),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    let out = a
+        .run(&["publish", "--session", "s", "--ttl", "--title", "t"])
+        .code(2);
+    assert!(
+        out.stderr.contains("a value is required for '--ttl <DUR>'"),
+        "{}",
+        out.stderr
+    );
+    // The command's own arguments are its own.
+    let out = a
+        .run(&[
+            "run",
+            "--session",
+            "s",
+            "--",
+            "sh",
+            "-c",
+            "echo \"$1\"",
+            "sh",
+            "--ttl",
+            "-5s",
+        ])
+        .success();
+    assert_eq!(out.stdout, "--ttl\n");
+    assert!(a.list(&[]).is_empty(), "run cleared its session");
+}
+
 #[test]
 fn empty_listing_is_success_and_an_empty_array() {
     let w = World::new();
