@@ -139,7 +139,8 @@ fn show_finds_by_id_or_key_and_fails_when_absent() {
     assert!(human.contains("title        T"), "{human}");
     let missing = a.run(&["show", "nope"]).code(1);
     assert!(missing.stderr.contains("'nope'"), "{}", missing.stderr);
-    // Two instances of one session: the newest wins, the count goes to stderr.
+    // Two instances of one session: the newest wins (as in `list`, the
+    // other is its superseded copy); `-v` counts the other.
     a.publish(
         "s1",
         &["--instance", "other", "--key", "k1", "--title", "newer"],
@@ -147,7 +148,57 @@ fn show_finds_by_id_or_key_and_fails_when_absent() {
     let out = a.run(&["show", "s1", "--json"]).success();
     let shown: JsonRow = parse_json(&out.stdout, "show --json");
     assert_eq!(shown.title, "newer");
-    assert!(out.stderr.contains("1 other record"), "{}", out.stderr);
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+    let out = a.run(&["-v", "show", "s1", "--json"]).success();
+    assert!(
+        out.stderr
+            .contains("1 other record matched 's1' (expired, ended or superseded)"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// `show` warns of other matches only when they are other live sessions
+/// (what `list` shows beside each other), not of an old expired or ended
+/// copy of the one shown.
+#[test]
+fn show_warns_only_of_other_live_sessions() {
+    let w = World::new();
+    let (a, b) = (w.device("a"), w.device("b"));
+    // An expired copy (another instance, ten minutes ago) and an ended one.
+    let mut old = faked(a.cmd(), "-10m");
+    run_ok(old.args([
+        "publish",
+        "--session",
+        "s",
+        "--instance",
+        "old",
+        "--ttl",
+        "1s",
+    ]));
+    a.publish("s", &["--instance", "ended"]);
+    a.run(&["clear", "--session", "s", "--instance", "ended"])
+        .success();
+    a.publish("s", &["--title", "now"]);
+    let out = a.run(&["show", "s"]).success();
+    assert!(out.stdout.contains("title        now"), "{}", out.stdout);
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+    let out = a.run(&["-v", "show", "s"]).success();
+    assert!(
+        out.stderr.contains("2 other records matched 's'"),
+        "{}",
+        out.stderr
+    );
+    // Another device's live session of that id: two rows in `list`.
+    b.publish("s", &["--title", "b's"]);
+    assert_eq!(a.list(&["--session", "s"]).len(), 2);
+    let out = a.run(&["show", "s"]).success();
+    assert!(
+        out.stderr
+            .contains("warning: 1 other live record matched 's'; showing the newest"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
