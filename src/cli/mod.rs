@@ -59,7 +59,8 @@ pub struct Global {
     /// Report skipped files and other details on stderr
     #[arg(short, long, global = true)]
     pub verbose: bool,
-    /// Print only errors
+    /// Leave out warnings, notes and confirmations (published …, cleared …); what a
+    /// command shows (a table, JSON) is printed all the same
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
     /// When to colour the output (list's table, doctor's and setup's marks)
@@ -76,7 +77,7 @@ pub enum Command {
     Publish(publish::PublishCmd),
     /// List live sessions, newest start first
     #[command(visible_alias = "ls")]
-    #[command(after_help = help::LIST)]
+    #[command(long_about = help::LIST_ABOUT, after_help = help::LIST)]
     List(list::ListArgs),
     /// Show the newest record of one session (by session id or key)
     #[command(after_help = help::SHOW)]

@@ -706,6 +706,38 @@ fn negative_durations_are_refused_by_name() {
     assert!(a.list(&[]).is_empty(), "run cleared its session");
 }
 
+/// `list --help` says what the marks and columns mean; `-q` is the global
+/// `--quiet`, which leaves out notes and warnings, never the rows asked for.
+#[test]
+fn list_help_explains_the_columns_and_quiet_keeps_the_rows() {
+    let w = World::new();
+    let a = w.device("a");
+    let help = a.run(&["list", "--help"]).success().stdout;
+    for line in [
+        "SESSION  the id: * this device's, ? unsigned",
+        "UP       how long the session has run",
+        "SEEN     when its record last arrived here",
+        "EXPIRES  when it stops being live unless refreshed",
+        "presence list --format '{session_id}'",
+    ] {
+        assert!(help.contains(line), "{line}: {help}");
+    }
+    let help = a.run(&["--help"]).success().stdout;
+    assert!(
+        help.contains("a table, JSON) is printed all the same"),
+        "{help}"
+    );
+    let out = a.run(&["-q", "list"]).success();
+    assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("", ""));
+    a.publish("s1", &[]);
+    let out = a.run(&["list", "-q"]).success();
+    assert!(
+        out.stdout.starts_with("SESSION") && out.stdout.contains("*s1"),
+        "{}",
+        out.stdout
+    );
+}
+
 #[test]
 fn empty_listing_is_success_and_an_empty_array() {
     let w = World::new();
