@@ -170,7 +170,7 @@ _presence() {
 
     case "${cmd}" in
         presence)
-            opts="-v -q -h -V --profile --config --dir --verbose --quiet --help --version publish list ls show open clear refresh run expire watch hook setup doctor devices config completions help"
+            opts="-v -q -h -V --profile --config --dir --verbose --quiet --color --help --version publish list ls show open clear refresh run expire watch hook setup doctor devices config completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -188,6 +188,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -196,7 +200,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__clear)
-            opts="-v -q -h --session --instance --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --session --instance --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -222,6 +226,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -230,7 +238,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__completions)
-            opts="-v -q -h --profile --config --dir --verbose --quiet --help bash elvish fish powershell zsh"
+            opts="-v -q -h --profile --config --dir --verbose --quiet --color --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -246,6 +254,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -256,7 +268,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__config)
-            opts="-v -q -h --profile --config --dir --verbose --quiet --help path show init help"
+            opts="-v -q -h --profile --config --dir --verbose --quiet --color --help path show init help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -272,6 +284,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -352,7 +368,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__config__subcmd__init)
-            opts="-v -q -h --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -368,6 +384,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -378,7 +398,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__config__subcmd__path)
-            opts="-v -q -h --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -394,6 +414,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -404,7 +428,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__config__subcmd__show)
-            opts="-v -q -h --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -422,6 +446,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -430,7 +458,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__devices)
-            opts="-v -q -h --json --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --json --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -446,6 +474,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -456,7 +488,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__doctor)
-            opts="-v -q -h --json --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --json --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -472,6 +504,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -482,7 +518,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__expire)
-            opts="-v -q -h --dry-run --json --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --dry-run --json --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -498,6 +534,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -802,7 +842,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__hook)
-            opts="-v -q -h --profile --config --dir --verbose --quiet --help hermes help"
+            opts="-v -q -h --profile --config --dir --verbose --quiet --color --help hermes help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -818,6 +858,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -870,7 +914,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__hook__subcmd__hermes)
-            opts="-v -q -h --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -888,6 +932,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -896,7 +944,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__list)
-            opts="-v -q -h --json --all --include-expired --all-profiles --host --client --session --watch --format --count --sort --reverse --no-trunc --no-header --color --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --json --all --include-expired --all-profiles --host --client --session --watch --format --count --sort --reverse --no-trunc --no-header --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -922,10 +970,6 @@ _presence() {
                     COMPREPLY=($(compgen -W "started seen host client status title" -- "${cur}"))
                     return 0
                     ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
                 --profile)
                     COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0
@@ -938,6 +982,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -946,7 +994,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__open)
-            opts="-y -v -q -h --print --yes --profile --config --dir --verbose --quiet --help"
+            opts="-y -v -q -h --print --yes --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -964,6 +1012,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -972,7 +1024,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__publish)
-            opts="-v -q -h --session --instance --key --title --model --cwd --client --source --endpoint --meta --unset --replace --ttl --strict --owner-pid --json --status --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --session --instance --key --title --model --cwd --client --source --endpoint --meta --unset --replace --ttl --strict --owner-pid --json --status --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1046,6 +1098,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1054,7 +1110,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__refresh)
-            opts="-v -q -h --every --all-profiles --json --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --every --all-profiles --json --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1074,6 +1130,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1099,7 +1159,7 @@ _presence() {
                     return 0
                 fi
             done
-            opts="-v -q -h --session --instance --key --title --model --cwd --client --source --endpoint --meta --unset --replace --ttl --strict --status --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --session --instance --key --title --model --cwd --client --source --endpoint --meta --unset --replace --ttl --strict --status --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1169,6 +1229,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1177,7 +1241,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__setup)
-            opts="-y -v -q -h --yes --dry-run --timer --no-timer --uninstall --force --profile --config --dir --verbose --quiet --help"
+            opts="-y -v -q -h --yes --dry-run --timer --no-timer --uninstall --force --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1199,6 +1263,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1207,7 +1275,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__show)
-            opts="-v -q -h --json --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --json --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1225,6 +1293,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1233,7 +1305,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__watch)
-            opts="-v -q -h --json --poll --all-profiles --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --json --poll --all-profiles --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1253,6 +1325,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
