@@ -46,10 +46,22 @@ pub struct Cli {
 #[command(next_help_heading = "Global options")]
 pub struct Global {
     /// Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]
-    #[arg(long, global = true, env = "PRESENCE_PROFILE", value_name = "NAME")]
+    #[arg(
+        long,
+        global = true,
+        env = "PRESENCE_PROFILE",
+        hide_env_values = true,
+        value_name = "NAME"
+    )]
     pub profile: Option<String>,
     /// Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]
-    #[arg(long, global = true, env = "PRESENCE_CONFIG", value_name = "PATH")]
+    #[arg(
+        long,
+        global = true,
+        env = "PRESENCE_CONFIG",
+        hide_env_values = true,
+        value_name = "PATH"
+    )]
     pub config: Option<PathBuf>,
     /// Use this records directory instead of the profile's, this once [default:
     /// $PRESENCE_DIR, which `presence run` gives its command, unless --profile names

@@ -738,6 +738,27 @@ fn list_help_explains_the_columns_and_quiet_keeps_the_rows() {
     );
 }
 
+/// `--help` names the environment variables a flag reads, never their
+/// values (not an empty `PRESENCE_PROFILE=` either).
+#[test]
+fn help_names_env_vars_without_their_values() {
+    let w = World::new();
+    let a = w.device("a");
+    for env in [None, Some("secret-profile")] {
+        let mut cmd = a.cmd();
+        if let Some(v) = env {
+            cmd.env("PRESENCE_PROFILE", v).env("PRESENCE_CONFIG", v);
+        }
+        let help = String::from_utf8(run_ok(cmd.args(["list", "--help"])).stdout).unwrap();
+        assert!(help.contains("[env: PRESENCE_PROFILE]"), "{help}");
+        assert!(help.contains("[env: PRESENCE_CONFIG]"), "{help}");
+        assert!(
+            !help.contains("PRESENCE_PROFILE=") && !help.contains("secret"),
+            "{help}"
+        );
+    }
+}
+
 #[test]
 fn empty_listing_is_success_and_an_empty_array() {
     let w = World::new();
