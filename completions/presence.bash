@@ -179,7 +179,7 @@ _presence() {
 
     case "${cmd}" in
         presence)
-            opts="-v -q -h -V --profile --config --dir --verbose --quiet --help --version publish list ls show open clear refresh run expire watch hook setup doctor devices config completions help"
+            opts="-v -q -h -V --profile --config --dir --verbose --quiet --color --help --version publish list ls show open clear refresh run expire watch hook setup doctor devices config completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -197,6 +197,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -205,7 +209,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__clear)
-            opts="-v -q -h --session --instance --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --session --instance --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -231,6 +235,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -239,7 +247,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__completions)
-            opts="-v -q -h --profile --config --dir --verbose --quiet --help bash elvish fish powershell zsh"
+            opts="-v -q -h --profile --config --dir --verbose --quiet --color --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -255,6 +263,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -265,7 +277,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__config)
-            opts="-v -q -h --profile --config --dir --verbose --quiet --help path show init help"
+            opts="-v -q -h --profile --config --dir --verbose --quiet --color --help path show init help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -281,6 +293,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -361,7 +377,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__config__subcmd__init)
-            opts="-v -q -h --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -377,6 +393,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -387,7 +407,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__config__subcmd__path)
-            opts="-v -q -h --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -403,6 +423,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -413,7 +437,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__config__subcmd__show)
-            opts="-v -q -h --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -431,6 +455,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -439,7 +467,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__devices)
-            opts="-v -q -h --json --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --json --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -455,6 +483,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -465,7 +497,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__doctor)
-            opts="-v -q -h --json --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --json --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -481,6 +513,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -491,7 +527,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__expire)
-            opts="-v -q -h --dry-run --json --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --dry-run --json --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -507,6 +543,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -825,7 +865,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__hook)
-            opts="-v -q -h --profile --config --dir --verbose --quiet --help hermes claude help"
+            opts="-v -q -h --profile --config --dir --verbose --quiet --color --help hermes claude help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -843,6 +883,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -851,7 +895,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__hook__subcmd__claude)
-            opts="-v -q -h --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -867,6 +911,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -933,7 +981,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__hook__subcmd__hermes)
-            opts="-v -q -h --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -951,6 +999,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -959,7 +1011,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__list)
-            opts="-v -q -h --json --all --include-expired --all-profiles --host --client --session --watch --format --count --sort --reverse --no-trunc --no-header --color --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --json --all --include-expired --all-profiles --host --client --session --watch --format --count --sort --reverse --no-trunc --no-header --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -985,10 +1037,6 @@ _presence() {
                     COMPREPLY=($(compgen -W "started seen host client status title" -- "${cur}"))
                     return 0
                     ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
                 --profile)
                     COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
                     return 0
@@ -1001,6 +1049,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1009,7 +1061,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__open)
-            opts="-y -v -q -h --print --yes --profile --config --dir --verbose --quiet --help"
+            opts="-y -v -q -h --print --yes --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1027,6 +1079,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1035,7 +1091,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__publish)
-            opts="-v -q -h --session --instance --key --title --model --cwd --client --source --endpoint --meta --unset --replace --ttl --strict --owner-pid --json --status --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --session --instance --key --title --model --cwd --client --source --endpoint --meta --unset --replace --ttl --strict --owner-pid --json --status --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1109,6 +1165,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1117,7 +1177,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__refresh)
-            opts="-v -q -h --every --all-profiles --json --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --every --all-profiles --json --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1137,6 +1197,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1162,7 +1226,7 @@ _presence() {
                     return 0
                 fi
             done
-            opts="-v -q -h --session --instance --key --title --model --cwd --client --source --endpoint --meta --unset --replace --ttl --strict --status --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --session --instance --key --title --model --cwd --client --source --endpoint --meta --unset --replace --ttl --strict --status --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1232,6 +1296,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1240,7 +1308,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__setup)
-            opts="-y -v -q -h --yes --dry-run --timer --no-timer --uninstall --force --profile --config --dir --verbose --quiet --help"
+            opts="-y -v -q -h --yes --dry-run --timer --no-timer --uninstall --force --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1262,6 +1330,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1270,7 +1342,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__show)
-            opts="-v -q -h --json --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --json --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1288,6 +1360,10 @@ _presence() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1296,7 +1372,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__watch)
-            opts="-v -q -h --json --poll --all-profiles --on --profile --config --dir --verbose --quiet --help"
+            opts="-v -q -h --json --poll --all-profiles --on --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1320,6 +1396,10 @@ _presence() {
                     ;;
                 --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_presence_global_optspecs
-    string join \n profile= config= dir= v/verbose q/quiet h/help V/version
+    string join \n profile= config= dir= v/verbose q/quiet color= h/help V/version
 end
 
 function __fish_presence_needs_command
@@ -27,9 +27,12 @@ end
 complete -c presence -n "__fish_presence_needs_command" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_needs_command" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_needs_command" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_needs_command" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_needs_command" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_needs_command" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_needs_command" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_needs_command" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_needs_command" -s V -l version -d 'Print version'
 complete -c presence -n "__fish_presence_needs_command" -f -a "publish" -d 'Publish this device\'s record of a session, or update the fields given'
 complete -c presence -n "__fish_presence_needs_command" -f -a "list" -d 'List live sessions, newest start first'
@@ -74,12 +77,15 @@ interrupted\t''"
 complete -c presence -n "__fish_presence_using_subcommand publish" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand publish" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand publish" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand publish" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand publish" -l replace -d 'Write exactly the fields given (the rest at their defaults) instead of changing only those in the record this device has going'
 complete -c presence -n "__fish_presence_using_subcommand publish" -l strict -d 'Refuse (exit 3) instead of redacting a credential, or publishing an endpoint that `presence open` would refuse on another device'
 complete -c presence -n "__fish_presence_using_subcommand publish" -l json -d 'Print the written record as JSON'
 complete -c presence -n "__fish_presence_using_subcommand publish" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand publish" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand publish" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand publish" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand publish" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand list" -l host -d 'Only records from this host' -r
 complete -c presence -n "__fish_presence_using_subcommand list" -l client -d 'Only records of this client (or source)' -r
 complete -c presence -n "__fish_presence_using_subcommand list" -l session -d 'Only records of this session id or key' -r
@@ -90,12 +96,12 @@ host\t'Host, A to Z'
 client\t'Client (or source), A to Z'
 status\t'Status word, A to Z'
 title\t'Title, A to Z'"
-complete -c presence -n "__fish_presence_using_subcommand list" -l color -d 'When to colour the table' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set; CLICOLOR_FORCE=1 also into a pipe'
-always\t'Always, also into a pipe (for a pager: less -R)'
-never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand list" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand list" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand list" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand list" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand list" -l json -d 'Print one JSON array (json-output.md, under Learn more, documents every field)'
 complete -c presence -n "__fish_presence_using_subcommand list" -l all -d 'Show every record: also ended, expired and superseded ones, each marked'
 complete -c presence -n "__fish_presence_using_subcommand list" -l include-expired -d 'Also show sessions whose newest record is ended or expired'
@@ -106,7 +112,7 @@ complete -c presence -n "__fish_presence_using_subcommand list" -l reverse -d 'R
 complete -c presence -n "__fish_presence_using_subcommand list" -l no-trunc -d 'Never cut or hide a column to fit the terminal'
 complete -c presence -n "__fish_presence_using_subcommand list" -l no-header -d 'Leave out the table\'s header line'
 complete -c presence -n "__fish_presence_using_subcommand list" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand list" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_using_subcommand list" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
 complete -c presence -n "__fish_presence_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l host -d 'Only records from this host' -r
 complete -c presence -n "__fish_presence_using_subcommand ls" -l client -d 'Only records of this client (or source)' -r
@@ -118,12 +124,12 @@ host\t'Host, A to Z'
 client\t'Client (or source), A to Z'
 status\t'Status word, A to Z'
 title\t'Title, A to Z'"
-complete -c presence -n "__fish_presence_using_subcommand ls" -l color -d 'When to colour the table' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set; CLICOLOR_FORCE=1 also into a pipe'
-always\t'Always, also into a pipe (for a pager: less -R)'
-never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand ls" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand ls" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand ls" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand ls" -l json -d 'Print one JSON array (json-output.md, under Learn more, documents every field)'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l all -d 'Show every record: also ended, expired and superseded ones, each marked'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l include-expired -d 'Also show sessions whose newest record is ended or expired'
@@ -134,40 +140,52 @@ complete -c presence -n "__fish_presence_using_subcommand ls" -l reverse -d 'Rev
 complete -c presence -n "__fish_presence_using_subcommand ls" -l no-trunc -d 'Never cut or hide a column to fit the terminal'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l no-header -d 'Leave out the table\'s header line'
 complete -c presence -n "__fish_presence_using_subcommand ls" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand ls" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_using_subcommand ls" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
 complete -c presence -n "__fish_presence_using_subcommand ls" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand show" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand show" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand show" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand show" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand show" -l json -d 'Print one JSON object (the shape of a `list --json` element)'
 complete -c presence -n "__fish_presence_using_subcommand show" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand show" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand show" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand show" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand open" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand open" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand open" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand open" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand open" -l print -d 'Print the command, shell-quoted on one line, and run nothing'
 complete -c presence -n "__fish_presence_using_subcommand open" -s y -l yes -d 'Open another device\'s session without asking first'
 complete -c presence -n "__fish_presence_using_subcommand open" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand open" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand open" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand open" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand open" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand clear" -l session -d 'Clear the records of this session id or key [default, when neither flag is given: $PRESENCE_SESSION of $PRESENCE_INSTANCE, which `presence run` gives its command]' -r
 complete -c presence -n "__fish_presence_using_subcommand clear" -l instance -d 'Clear the records of this writer instance' -r
 complete -c presence -n "__fish_presence_using_subcommand clear" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand clear" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand clear" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand clear" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand clear" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand clear" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand clear" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand clear" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand clear" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l every -d 'Keep refreshing every DUR until SIGINT/SIGTERM [default DUR: the profile\'s refresh_interval]' -r
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand refresh" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l all-profiles -d 'Cover every profile of the configuration: each profile\'s directory (once), and this device\'s records of any label in it'
 complete -c presence -n "__fish_presence_using_subcommand refresh" -l json -d 'Print each pass as one JSON object per line'
 complete -c presence -n "__fish_presence_using_subcommand refresh" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand refresh" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand refresh" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand refresh" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand refresh" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand run" -l session -d 'Runtime session id (required)' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l instance -d 'Writer instance id [default: <host>-<first 8 chars of the device id>]' -r
 complete -c presence -n "__fish_presence_using_subcommand run" -l key -d 'Durable session id [default: the session id]' -r
@@ -193,50 +211,68 @@ interrupted\t''"
 complete -c presence -n "__fish_presence_using_subcommand run" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand run" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand run" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand run" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand run" -l replace -d 'Write exactly the fields given (the rest at their defaults) instead of changing only those in the record this device has going'
 complete -c presence -n "__fish_presence_using_subcommand run" -l strict -d 'Refuse (exit 3) instead of redacting a credential, or publishing an endpoint that `presence open` would refuse on another device'
 complete -c presence -n "__fish_presence_using_subcommand run" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand run" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand run" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand run" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand expire" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand expire" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand expire" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand expire" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand expire" -l dry-run -d 'Only list what would be deleted'
 complete -c presence -n "__fish_presence_using_subcommand expire" -l json -d 'Print the outcome as JSON'
 complete -c presence -n "__fish_presence_using_subcommand expire" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand expire" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand expire" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand expire" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand expire" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand watch" -l poll -d 'Poll the directory every DUR instead of using native file events (for network and FUSE mounts) [default DUR: 2s, at least 100ms]' -r
 complete -c presence -n "__fish_presence_using_subcommand watch" -l on -d 'Run CMD (after `--`) each time a session goes into status STATE (`up`, `down`: appears, leaves); repeatable; fields in its environment as PRESENCE_SESSION, PRESENCE_HOST, PRESENCE_TITLE, PRESENCE_STATUS, …' -r
 complete -c presence -n "__fish_presence_using_subcommand watch" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand watch" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand watch" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand watch" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand watch" -l json -d 'Print NDJSON: one object per line (json-output.md, under Learn more, documents every field)'
 complete -c presence -n "__fish_presence_using_subcommand watch" -l all-profiles -d 'Show the records of every label in this profile\'s directory, not only those its `show` names (other profiles\' directories are not read)'
 complete -c presence -n "__fish_presence_using_subcommand watch" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand watch" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand watch" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand watch" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand hook; and not __fish_seen_subcommand_from hermes claude help" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand hook; and not __fish_seen_subcommand_from hermes claude help" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand hook; and not __fish_seen_subcommand_from hermes claude help" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand hook; and not __fish_seen_subcommand_from hermes claude help" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand hook; and not __fish_seen_subcommand_from hermes claude help" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand hook; and not __fish_seen_subcommand_from hermes claude help" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand hook; and not __fish_seen_subcommand_from hermes claude help" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand hook; and not __fish_seen_subcommand_from hermes claude help" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand hook; and not __fish_seen_subcommand_from hermes claude help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand hook; and not __fish_seen_subcommand_from hermes claude help" -f -a "hermes" -d 'Hermes Agent\'s shell hook: reads the event JSON on stdin, publishes or clears the session it names; prints nothing on stdout'
 complete -c presence -n "__fish_presence_using_subcommand hook; and not __fish_seen_subcommand_from hermes claude help" -f -a "claude" -d 'Claude Code\'s command hook: reads the event JSON on stdin, publishes, updates or clears the session it names; prints nothing on stdout and never exits 2 (which would block Claude)'
 complete -c presence -n "__fish_presence_using_subcommand hook; and not __fish_seen_subcommand_from hermes claude help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from hermes" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from hermes" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from hermes" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from hermes" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from hermes" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from hermes" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from hermes" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from hermes" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from hermes" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from claude" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from claude" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from claude" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from claude" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from claude" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from claude" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from claude" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from claude" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from claude" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "hermes" -d 'Hermes Agent\'s shell hook: reads the event JSON on stdin, publishes or clears the session it names; prints nothing on stdout'
 complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "claude" -d 'Claude Code\'s command hook: reads the event JSON on stdin, publishes, updates or clears the session it names; prints nothing on stdout and never exits 2 (which would block Claude)'
 complete -c presence -n "__fish_presence_using_subcommand hook; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -247,34 +283,46 @@ none\t'nothing'"
 complete -c presence -n "__fish_presence_using_subcommand setup" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand setup" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand setup" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand setup" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand setup" -s y -l yes -d 'Answer yes to every question (needed when stdin is not a terminal)'
 complete -c presence -n "__fish_presence_using_subcommand setup" -l dry-run -d 'Print every change setup would make, and make none'
 complete -c presence -n "__fish_presence_using_subcommand setup" -l no-timer -d 'Install no refresher (the same as --timer none)'
 complete -c presence -n "__fish_presence_using_subcommand setup" -l uninstall -d 'Remove what setup added (the refresher\'s units or agents, the .stignore lines); never records or the configuration'
 complete -c presence -n "__fish_presence_using_subcommand setup" -l force -d 'Replace unit files and launchd agents edited since setup wrote them (or not written by it); with --uninstall, remove those setup wrote even if edited since'
 complete -c presence -n "__fish_presence_using_subcommand setup" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand setup" -s q -l quiet -d 'Print only errors'
+complete -c presence -n "__fish_presence_using_subcommand setup" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
 complete -c presence -n "__fish_presence_using_subcommand setup" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand doctor" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand doctor" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand doctor" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand doctor" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand doctor" -l json -d 'Print the checks as a JSON array'
 complete -c presence -n "__fish_presence_using_subcommand doctor" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand doctor" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand doctor" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand doctor" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand devices" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand devices" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand devices" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand devices" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand devices" -l json -d 'Print one JSON array'
 complete -c presence -n "__fish_presence_using_subcommand devices" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand devices" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand devices" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand devices" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand devices" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -f -a "path" -d 'Print the path of the configuration file in use'
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -f -a "show" -d 'Print the selected profile with every setting resolved'
 complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -f -a "init" -d 'Write the commented example configuration (refuses to overwrite)'
@@ -282,21 +330,30 @@ complete -c presence -n "__fish_presence_using_subcommand config; and not __fish
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "path" -d 'Print the path of the configuration file in use'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print the selected profile with every setting resolved'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "init" -d 'Write the commented example configuration (refuses to overwrite)'
@@ -304,9 +361,12 @@ complete -c presence -n "__fish_presence_using_subcommand config; and __fish_see
 complete -c presence -n "__fish_presence_using_subcommand completions" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand completions" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand completions" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand completions" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand completions" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand completions" -s q -l quiet -d 'Print only errors'
-complete -c presence -n "__fish_presence_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c presence -n "__fish_presence_using_subcommand completions" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show open clear refresh run expire watch hook setup doctor devices config completions help" -f -a "publish" -d 'Publish this device\'s record of a session, or update the fields given'
 complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show open clear refresh run expire watch hook setup doctor devices config completions help" -f -a "list" -d 'List live sessions, newest start first'
 complete -c presence -n "__fish_presence_using_subcommand help; and not __fish_seen_subcommand_from publish list show open clear refresh run expire watch hook setup doctor devices config completions help" -f -a "show" -d 'Show the newest record of one session (by session id or key)'

@@ -71,6 +71,7 @@ help!(
   presence list --sort seen --reverse
   presence list --no-trunc --color always | less -R
   presence list --format '{client}@{host}\\t{title} {metadata.branch}'
+  presence list --format '{session_id}'     # ids only, as docker ps -q
   presence list --count                     # for a shell prompt
   presence list --watch --count             # one line per change, for a status bar
   presence list --json",
@@ -80,6 +81,19 @@ help!(
     man: "presence-list, presence-show, presence-watch, presence-open",
     doc: "docs/json-output.md"
 );
+
+/// `list --help`'s description: what the table's marks and columns mean.
+pub const LIST_ABOUT: &str = "List live sessions, newest start first
+
+Columns:
+  SESSION  the id: * this device's, ? unsigned (its device not proven)
+  STATUS   the state word its publisher set: working, waiting, idle, …
+  UP       how long the session has run
+  SEEN     when its record last arrived here (a refresh or a change)
+  EXPIRES  when it stops being live unless refreshed (--all: its state)
+
+-q (--quiet) leaves out notes and warnings, never rows; for ids only:
+--format '{session_id}'.";
 
 help!(
     SHOW,

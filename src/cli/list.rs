@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 use presence::{ListOptions, Registry, Row, Skipped};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
-use super::output::{self, ColorWhen, TableStyle};
+use super::output::{self, TableStyle};
 use super::template::Template;
 use super::{Ctx, Exit, signals};
 
@@ -80,9 +80,6 @@ pub struct ListArgs {
     /// Leave out the table's header line
     #[arg(long)]
     pub no_header: bool,
-    /// When to colour the table
-    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
-    pub color: ColorWhen,
 }
 
 impl ListArgs {
@@ -131,7 +128,7 @@ impl ListArgs {
             } else {
                 output::terminal_width()
             },
-            color: output::color(self.color),
+            color: output::color_stdout(),
             header: !self.no_header,
             now: presence::unix_now(),
         }

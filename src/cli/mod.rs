@@ -37,7 +37,7 @@ use presence::{LocalDirs, Profile, Registry, Selection};
 
 /// See each other's live sessions through a shared, synced directory.
 #[derive(Debug, Parser)]
-#[command(name = "presence", version, long_version = long_version(), about, long_about = None,
+#[command(name = "presence", version = long_version(), about, long_about = None,
           max_term_width = 100, after_help = help::MAIN)]
 pub struct Cli {
     #[command(flatten)]
@@ -51,10 +51,22 @@ pub struct Cli {
 #[command(next_help_heading = "Global options")]
 pub struct Global {
     /// Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]
-    #[arg(long, global = true, env = "PRESENCE_PROFILE", value_name = "NAME")]
+    #[arg(
+        long,
+        global = true,
+        env = "PRESENCE_PROFILE",
+        hide_env_values = true,
+        value_name = "NAME"
+    )]
     pub profile: Option<String>,
     /// Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]
-    #[arg(long, global = true, env = "PRESENCE_CONFIG", value_name = "PATH")]
+    #[arg(
+        long,
+        global = true,
+        env = "PRESENCE_CONFIG",
+        hide_env_values = true,
+        value_name = "PATH"
+    )]
     pub config: Option<PathBuf>,
     /// Use this records directory instead of the profile's, this once [default:
     /// $PRESENCE_DIR, which `presence run` gives its command, unless --profile names
@@ -64,9 +76,13 @@ pub struct Global {
     /// Report skipped files and other details on stderr
     #[arg(short, long, global = true)]
     pub verbose: bool,
-    /// Print only errors
+    /// Leave out warnings, notes and confirmations (published …, cleared …); what a
+    /// command shows (a table, JSON) is printed all the same
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
+    /// When to colour the output (list's table, doctor's and setup's marks)
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = output::ColorWhen::Auto)]
+    pub color: output::ColorWhen,
     /// Whether `PRESENCE_PROFILE` gave `profile` (set by [`parse`]).
     #[arg(skip)]
     pub profile_from_env: bool,
@@ -81,7 +97,7 @@ pub struct Global {
 pub fn parse() -> Result<Cli, clap::Error> {
     use clap::parser::ValueSource;
     use clap::{CommandFactory, FromArgMatches};
-    let mut matches = Cli::command().try_get_matches()?;
+    let mut matches = Cli::command().try_get_matches_from(args())?;
     let from_env = |id: &str| matches.value_source(id) == Some(ValueSource::EnvVariable);
     let (profile_from_env, config_from_env) = (from_env("profile"), from_env("config"));
     let mut cli =
@@ -107,7 +123,7 @@ pub enum Command {
     Publish(publish::PublishCmd),
     /// List live sessions, newest start first
     #[command(visible_alias = "ls")]
-    #[command(after_help = help::LIST)]
+    #[command(long_about = help::LIST_ABOUT, after_help = help::LIST)]
     List(list::ListArgs),
     /// Show the newest record of one session (by session id or key)
     #[command(after_help = help::SHOW)]
@@ -156,7 +172,8 @@ pub enum Command {
     Complete(completions::CompleteArgs),
 }
 
-/// `--version`: the crate version and, when built from a git checkout, `git describe`.
+/// `-V` and `--version`: the crate version and, when built from a git
+/// checkout, `git describe`.
 fn long_version() -> &'static str {
     static V: std::sync::LazyLock<String> =
         std::sync::LazyLock::new(|| match env!("PRESENCE_GIT_DESCRIBE") {
@@ -164,6 +181,59 @@ fn long_version() -> &'static str {
             git => format!("{} ({git})", env!("CARGO_PKG_VERSION")),
         });
     &V
+}
+
+/// The command line as clap should read it: a negative duration given as
+/// its own word joins its flag (`--ttl -5s` becomes `--ttl=-5s`), so that
+/// the flag's parser refuses it by name ("a duration cannot be negative")
+/// instead of clap reading `-5s` as the short flags `-5` and `-s`. Only a
+/// word that starts with `-` and a digit or `.`, right after a flag whose
+/// value is a `DUR`, is joined (no short flag is a digit, so no command line
+/// that parsed before changes), and nothing after `--` (`run`'s command).
+pub fn args() -> Vec<std::ffi::OsString> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let negative = |a: &std::ffi::OsStr| {
+        let b = a.as_encoded_bytes();
+        b.len() > 1 && b[0] == b'-' && (b[1].is_ascii_digit() || b[1] == b'.')
+    };
+    if !args.iter().any(|a| negative(a)) {
+        return args;
+    }
+    let mut flags = std::collections::BTreeSet::new();
+    let mut todo = vec![<Cli as clap::CommandFactory>::command()];
+    while let Some(cmd) = todo.pop() {
+        for a in cmd.get_arguments() {
+            let dur = a
+                .get_value_names()
+                .is_some_and(|v| v.iter().any(|n| n == "DUR"));
+            if let (true, Some(long)) = (dur, a.get_long()) {
+                flags.insert(format!("--{long}"));
+            }
+        }
+        todo.extend(cmd.get_subcommands().cloned());
+    }
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.into_iter().peekable();
+    while let Some(a) = it.next() {
+        if a == "--" {
+            out.push(a);
+            out.extend(it);
+            break;
+        }
+        let joined = a
+            .to_str()
+            .filter(|f| flags.contains(*f))
+            .zip(it.next_if(|v| negative(v)));
+        match joined {
+            Some((flag, value)) => {
+                let mut j = std::ffi::OsString::from(format!("{flag}="));
+                j.push(value);
+                out.push(j);
+            }
+            None => out.push(a),
+        }
+    }
+    out
 }
 
 /// What every subcommand gets: the resolved profile and the output policy.
@@ -232,6 +302,7 @@ impl Ctx {
 pub struct UsageError(pub String);
 
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
+    output::set_color(cli.global.color);
     let local = LocalDirs::from_env().context("cannot find this user's local directories")?;
     let ctx = Ctx {
         global: cli.global,

@@ -485,7 +485,8 @@ fn json_error(e: serde_json::Error) -> anyhow::Error {
 /// `--color`: when to colour human output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ColorWhen {
-    /// On a terminal, unless NO_COLOR is set; CLICOLOR_FORCE=1 also into a pipe
+    /// On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE
+    /// also into a pipe
     #[default]
     Auto,
     /// Always, also into a pipe (for a pager: less -R)
@@ -494,34 +495,44 @@ pub enum ColorWhen {
     Never,
 }
 
-/// Whether to color stdout when nothing on the command line says (`auto`).
-pub fn color_stdout() -> bool {
-    color(ColorWhen::Auto)
+/// The `--color` of this process, set once from the command line.
+static COLOR_WHEN: std::sync::OnceLock<ColorWhen> = std::sync::OnceLock::new();
+
+/// Sets the `--color` every later [`color_stdout`] follows (once: the
+/// first call wins).
+pub fn set_color(when: ColorWhen) {
+    let _ = COLOR_WHEN.set(when);
 }
 
-/// Whether to color stdout under `when`, with this process's environment.
-pub fn color(when: ColorWhen) -> bool {
+/// Whether to colour stdout: as `--color` says, with this process's
+/// environment and stdout.
+pub fn color_stdout() -> bool {
+    let when = COLOR_WHEN.get().copied().unwrap_or_default();
     decide_color(when, io::stdout().is_terminal(), |k| std::env::var_os(k))
 }
 
 /// The colour policy. A flag on the command line is the most specific
 /// wish and wins; then `NO_COLOR` (set and not empty: no colour, see
-/// no-color.org); then `CLICOLOR_FORCE` (set, not empty and not `0`:
-/// colour even into a pipe, for `less -R`); else colour only on a terminal
-/// that is not `TERM=dumb`.
+/// no-color.org); then `CLICOLOR_FORCE` or `FORCE_COLOR` (set, not empty
+/// and not `0`: colour even into a pipe, for `less -R`); then `CLICOLOR=0`
+/// (no colour, on a terminal too); else colour only on a terminal that is
+/// not `TERM=dumb`.
 fn decide_color(
     when: ColorWhen,
     tty: bool,
     env: impl Fn(&str) -> Option<std::ffi::OsString>,
 ) -> bool {
+    let forced = |k: &str| env(k).is_some_and(|v| !v.is_empty() && v != "0");
     match when {
         ColorWhen::Always => true,
         ColorWhen::Never => false,
         ColorWhen::Auto => {
             if env("NO_COLOR").is_some_and(|v| !v.is_empty()) {
                 false
-            } else if env("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0") {
+            } else if forced("CLICOLOR_FORCE") || forced("FORCE_COLOR") {
                 true
+            } else if env("CLICOLOR").is_some_and(|v| v == "0") {
+                false
             } else {
                 tty && env("TERM").is_none_or(|t| t != "dumb")
             }
@@ -1039,5 +1050,26 @@ mod tests {
         ));
         assert!(decide_color(always, false, env(&[("NO_COLOR", "1")])));
         assert!(!decide_color(never, true, env(&[("CLICOLOR_FORCE", "1")])));
+        // CLICOLOR=0: none on a terminal either; forcing still wins over it.
+        assert!(!decide_color(auto, true, env(&[("CLICOLOR", "0")])));
+        assert!(decide_color(auto, true, env(&[("CLICOLOR", "1")])));
+        assert!(!decide_color(auto, false, env(&[("CLICOLOR", "1")])));
+        assert!(decide_color(
+            auto,
+            true,
+            env(&[("CLICOLOR", "0"), ("CLICOLOR_FORCE", "1")])
+        ));
+        assert!(decide_color(always, true, env(&[("CLICOLOR", "0")])));
+        // FORCE_COLOR, as CLICOLOR_FORCE; NO_COLOR still wins.
+        assert!(decide_color(auto, false, env(&[("FORCE_COLOR", "1")])));
+        assert!(decide_color(auto, false, env(&[("FORCE_COLOR", "3")])));
+        assert!(!decide_color(auto, false, env(&[("FORCE_COLOR", "0")])));
+        assert!(!decide_color(auto, false, env(&[("FORCE_COLOR", "")])));
+        assert!(!decide_color(
+            auto,
+            false,
+            env(&[("FORCE_COLOR", "1"), ("NO_COLOR", "1")])
+        ));
+        assert!(!decide_color(never, false, env(&[("FORCE_COLOR", "1")])));
     }
 }

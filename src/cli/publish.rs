@@ -174,6 +174,8 @@ impl FieldArgs {
 }
 
 pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<Exit> {
+    // A bare publish: inside `presence run`, a status update of its session.
+    let bare = cmd.session.is_none();
     let (session, instance) = session_from_env(cmd.session, cmd.instance)?;
     let Some(session) = session else {
         return Err(UsageError(
@@ -225,7 +227,7 @@ pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<Exit> {
     let mut out = output::stdout();
     if cmd.json {
         out.json(&published.record)?;
-    } else if !ctx.global.quiet {
+    } else {
         let r = &published.record;
         let msg = format!(
             "published {} ({}, live for {}s unless refreshed)",
@@ -233,7 +235,13 @@ pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<Exit> {
             published.path.display(),
             published.ttl_s().round()
         );
-        out.say(msg)?;
+        if bare {
+            // Inside `presence run`, stdout is the wrapped command's own
+            // output (a build's log, a pipe): an update says nothing there.
+            ctx.detail(msg);
+        } else if !ctx.global.quiet {
+            out.say(msg)?;
+        }
     }
     Ok(Exit::Ok)
 }

@@ -31,10 +31,26 @@ pub fn run(ctx: &Ctx, args: ShowArgs) -> anyhow::Result<Exit> {
         output::notice(msg);
         return Ok(Exit::Failure);
     };
-    if others > 0 {
+    // Another session `list` shows beside this one makes the id ambiguous;
+    // an expired, ended or superseded copy of it (an older run, another
+    // instance's successor) does not.
+    let rivals = others
+        .iter()
+        .filter(|r| r.live && r.superseded_by.is_none())
+        .count();
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    if rivals > 0 {
         ctx.warn(format_args!(
-            "{others} other record{} matched '{}'; showing the newest",
-            if others == 1 { "" } else { "s" },
+            "{rivals} other live record{} matched '{}'; showing the newest \
+             (`presence list` shows each)",
+            plural(rivals),
+            args.id
+        ));
+    } else if !others.is_empty() {
+        ctx.detail(format_args!(
+            "{} other record{} matched '{}' (expired, ended or superseded); showing the newest",
+            others.len(),
+            plural(others.len()),
             args.id
         ));
     }

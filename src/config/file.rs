@@ -175,6 +175,12 @@ fn labels<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>,
 /// of seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let t = text.trim();
+    if t.starts_with('-') {
+        return Err(DurationError {
+            text: text.into(),
+            why: "a duration cannot be negative".into(),
+        });
+    }
     if let Ok(secs) = t.parse::<f64>()
         && secs.is_finite()
         && secs >= 0.0

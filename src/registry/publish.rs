@@ -20,14 +20,15 @@ use super::Registry;
 ///
 /// A request is a **patch**. Re-publishing a session life this device has
 /// going — its ledger says this device wrote the record, the file still holds
-/// exactly what it wrote, and the life has not been cleared — changes only
-/// what the request names: a field left `None` keeps the record's value,
+/// exactly what it wrote, the life has not been cleared, and the record is
+/// live or its owner still runs — changes only what the request names: a field left `None` keeps the record's value,
 /// [`unset`](Self::unset) empties a field, and a [`metadata`](Self::metadata)
 /// entry with an empty value removes that entry. The owner, ttl and
 /// `started_at` are kept too unless given. With [`replace`](Self::replace),
 /// or when there is no such record (a first publish, a record another device
-/// wrote, a file changed since this device wrote it), the request is the
-/// whole record: what it leaves out takes its default.
+/// wrote, a file changed since this device wrote it, a record that expired
+/// with no owner running), the request is the whole record: what it leaves
+/// out takes its default, and its life starts now.
 ///
 /// ```
 /// # fn main() -> Result<(), presence::Error> {
@@ -355,6 +356,7 @@ impl Registry {
         cur: &'a crate::registry::change::Current,
         instance: &str,
         session: &str,
+        now: f64,
     ) -> Option<&'a Record> {
         let (e, m) = (cur.entry.as_ref()?, cur.mine.as_ref()?);
         let label = crate::record::label_of;
@@ -363,8 +365,31 @@ impl Registry {
             && e.record.ended_at.is_none()
             && label(&m.label) == label(&self.profile.label)
             && e.record.instance_id == instance
-            && e.record.session_id == session)
-            .then_some(&e.record)
+            && e.record.session_id == session
+            && self.goes_on(cur, now))
+        .then_some(&e.record)
+    }
+
+    /// Whether the life of this device's record in `cur` goes on at `now`:
+    /// the record is live, or its owner (as the ledger recorded it, never
+    /// the file) still runs — a laptop that slept, a refresh that failed:
+    /// the session did not stop. A record that expired with no owner
+    /// running is over, as a cleared one is: a publish starts a new life
+    /// (a new `started_at`, the ttl given or the profile's), which every
+    /// reader shows as a new session.
+    fn goes_on(&self, cur: &crate::registry::change::Current, now: f64) -> bool {
+        let (Some(e), Some(m)) = (cur.entry.as_ref(), cur.mine.as_ref()) else {
+            return false;
+        };
+        // This device's own record, on its own clock (as `list` reads it).
+        let (_, margin) = self.tolerance();
+        let own = liveness::WriterClock::Known {
+            offset: 0.0,
+            margin,
+        };
+        liveness::state(&e.record, e.ctime, now, own) == State::Live
+            || m.owner_start
+                .is_some_and(|start| owner::owner_state(m.pid, start) == owner::OwnerState::Alive)
     }
 
     /// [`publish`](Self::publish); with `start`, the owner is the process
@@ -413,7 +438,7 @@ impl Registry {
             let (done, out) = self.change(&dir, &file, |cur| {
                 let base = match req.replace {
                     true => None,
-                    false => self.patch_base(cur, &instance, &req.session_id),
+                    false => self.patch_base(cur, &instance, &req.session_id, now),
                 };
                 let mut new = req.merged(base, &self.profile.client);
                 new.profile = self.profile.label.clone();
@@ -460,7 +485,7 @@ impl Registry {
                             ),
                         });
                     }
-                    if old.record.session_id == new.session_id {
+                    if old.record.session_id == new.session_id && self.goes_on(cur, now) {
                         new.started_at = old.record.started_at.or(Some(now));
                     }
                 }
@@ -551,6 +576,40 @@ pub(crate) fn secret_free(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::refresh::tests::{T, fixture, req};
+
+    /// A life goes on while its record is live or its owner runs; one
+    /// that expired with no owner running is over, and a publish starts a
+    /// new one: its own start, the profile's ttl, no field kept.
+    #[test]
+    fn an_expired_life_with_no_owner_running_is_not_continued() {
+        let f = fixture();
+        let first = |session: &str, owner: Option<u32>| {
+            let mut r = req(session, owner);
+            r.ttl = Some(Duration::from_secs(1));
+            r.title = Some("old".into());
+            f.reg.publish(&r, T).unwrap().record
+        };
+        let again = |session: &str, at: f64| f.reg.publish(&req(session, None), at).unwrap().record;
+        let profile_ttl = f.reg.profile.ttl.as_secs_f64();
+
+        // Live: a patch of the same life.
+        first("s", None);
+        let r = again("s", T + 0.5);
+        assert_eq!((r.started_at, r.title.as_str()), (Some(T), "old"));
+        assert_eq!(r.expires_at, Some(T + 0.5 + 1.0));
+
+        // Expired, no owner: a new life.
+        let r = again("s", T + 100.0);
+        assert_eq!((r.started_at, r.title.as_str()), (Some(T + 100.0), ""));
+        assert_eq!(r.expires_at, Some(T + 100.0 + profile_ttl));
+
+        // Expired while its owner still runs: the same life.
+        first("o", Some(std::process::id()));
+        let r = again("o", T + 100.0);
+        assert_eq!((r.started_at, r.title.as_str()), (Some(T), "old"));
+        assert_eq!(r.expires_at, Some(T + 100.0 + 1.0));
+    }
 
     #[test]
     fn a_default_endpoint_fills_only_an_empty_one() {

@@ -12,8 +12,9 @@ use crate::limits::REDACTED;
 
 impl Registry {
     /// The newest record (live or not) whose `session_id` or `session_key` is
-    /// `id`, among the labels this profile shows, and how many others matched.
-    pub fn show(&self, id: &str, now: f64) -> Result<Option<(Row, usize)>> {
+    /// `id`, among the labels this profile shows, and the others that matched
+    /// (the copy that speaks for its life and group first, then the newest).
+    pub fn show(&self, id: &str, now: f64) -> Result<Option<(Row, Vec<Row>)>> {
         let dirs = self.open_dirs()?;
         let owns = self.owns(&dirs)?;
         let pass = Pass::begin(self, self.show_set(false), &owns);
@@ -142,7 +143,7 @@ impl Registry {
                 ))
                 .reverse()
         });
-        let others = matches.len() - 1;
-        Ok(Some((matches.swap_remove(0), others)))
+        let shown = matches.remove(0);
+        Ok(Some((shown, matches)))
     }
 }

@@ -139,7 +139,8 @@ fn show_finds_by_id_or_key_and_fails_when_absent() {
     assert!(human.contains("title        T"), "{human}");
     let missing = a.run(&["show", "nope"]).code(1);
     assert!(missing.stderr.contains("'nope'"), "{}", missing.stderr);
-    // Two instances of one session: the newest wins, the count goes to stderr.
+    // Two instances of one session: the newest wins (as in `list`, the
+    // other is its superseded copy); `-v` counts the other.
     a.publish(
         "s1",
         &["--instance", "other", "--key", "k1", "--title", "newer"],
@@ -147,7 +148,57 @@ fn show_finds_by_id_or_key_and_fails_when_absent() {
     let out = a.run(&["show", "s1", "--json"]).success();
     let shown: JsonRow = parse_json(&out.stdout, "show --json");
     assert_eq!(shown.title, "newer");
-    assert!(out.stderr.contains("1 other record"), "{}", out.stderr);
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+    let out = a.run(&["-v", "show", "s1", "--json"]).success();
+    assert!(
+        out.stderr
+            .contains("1 other record matched 's1' (expired, ended or superseded)"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// `show` warns of other matches only when they are other live sessions
+/// (what `list` shows beside each other), not of an old expired or ended
+/// copy of the one shown.
+#[test]
+fn show_warns_only_of_other_live_sessions() {
+    let w = World::new();
+    let (a, b) = (w.device("a"), w.device("b"));
+    // An expired copy (another instance, ten minutes ago) and an ended one.
+    let mut old = faked(a.cmd(), "-10m");
+    run_ok(old.args([
+        "publish",
+        "--session",
+        "s",
+        "--instance",
+        "old",
+        "--ttl",
+        "1s",
+    ]));
+    a.publish("s", &["--instance", "ended"]);
+    a.run(&["clear", "--session", "s", "--instance", "ended"])
+        .success();
+    a.publish("s", &["--title", "now"]);
+    let out = a.run(&["show", "s"]).success();
+    assert!(out.stdout.contains("title        now"), "{}", out.stdout);
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+    let out = a.run(&["-v", "show", "s"]).success();
+    assert!(
+        out.stderr.contains("2 other records matched 's'"),
+        "{}",
+        out.stderr
+    );
+    // Another device's live session of that id: two rows in `list`.
+    b.publish("s", &["--title", "b's"]);
+    assert_eq!(a.list(&["--session", "s"]).len(), 2);
+    let out = a.run(&["show", "s"]).success();
+    assert!(
+        out.stderr
+            .contains("warning: 1 other live record matched 's'; showing the newest"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -598,6 +649,116 @@ fn usage_errors_exit_2() {
     assert!(out.stderr.contains("at most 32"), "{}", out.stderr);
 }
 
+/// A negative duration is refused by its flag's parser, which names the
+/// flag and the problem, whether it is its own word or joined with `=`;
+/// nothing after `run --` is touched, and a flag followed by a flag still
+/// lacks its value.
+#[test]
+fn negative_durations_are_refused_by_name() {
+    let w = World::new();
+    let a = w.device("a");
+    let cases: [(&[&str], &str); 7] = [
+        (&["publish", "--session", "s", "--ttl", "-5s"], "--ttl"),
+        (&["publish", "--session", "s", "--ttl=-5s"], "--ttl"),
+        (&["publish", "--session", "s", "--ttl", "-5"], "--ttl"),
+        (
+            &["run", "--session", "s", "--ttl", "-1m", "--", "true"],
+            "--ttl",
+        ),
+        (&["refresh", "--every", "-5s"], "--every"),
+        (&["refresh", "--every", "-.5s"], "--every"),
+        (&["watch", "--poll", "-1s"], "--poll"),
+    ];
+    for (args, flag) in cases {
+        let out = a.run(args).code(2);
+        assert!(
+            out.stderr.contains(&format!("for '{flag} "))
+                && out.stderr.contains("a duration cannot be negative")
+                && out.stderr.contains("write e.g."),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    let out = a
+        .run(&["publish", "--session", "s", "--ttl", "--title", "t"])
+        .code(2);
+    assert!(
+        out.stderr.contains("a value is required for '--ttl <DUR>'"),
+        "{}",
+        out.stderr
+    );
+    // The command's own arguments are its own.
+    let out = a
+        .run(&[
+            "run",
+            "--session",
+            "s",
+            "--",
+            "sh",
+            "-c",
+            "echo \"$1\"",
+            "sh",
+            "--ttl",
+            "-5s",
+        ])
+        .success();
+    assert_eq!(out.stdout, "--ttl\n");
+    assert!(a.list(&[]).is_empty(), "run cleared its session");
+}
+
+/// `list --help` says what the marks and columns mean; `-q` is the global
+/// `--quiet`, which leaves out notes and warnings, never the rows asked for.
+#[test]
+fn list_help_explains_the_columns_and_quiet_keeps_the_rows() {
+    let w = World::new();
+    let a = w.device("a");
+    let help = a.run(&["list", "--help"]).success().stdout;
+    for line in [
+        "SESSION  the id: * this device's, ? unsigned",
+        "UP       how long the session has run",
+        "SEEN     when its record last arrived here",
+        "EXPIRES  when it stops being live unless refreshed",
+        "presence list --format '{session_id}'",
+    ] {
+        assert!(help.contains(line), "{line}: {help}");
+    }
+    let help = a.run(&["--help"]).success().stdout;
+    assert!(
+        help.contains("a table, JSON) is printed all the same"),
+        "{help}"
+    );
+    let out = a.run(&["-q", "list"]).success();
+    assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("", ""));
+    a.publish("s1", &[]);
+    let out = a.run(&["list", "-q"]).success();
+    assert!(
+        out.stdout.starts_with("SESSION") && out.stdout.contains("*s1"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// `--help` names the environment variables a flag reads, never their
+/// values (not an empty `PRESENCE_PROFILE=` either).
+#[test]
+fn help_names_env_vars_without_their_values() {
+    let w = World::new();
+    let a = w.device("a");
+    for env in [None, Some("secret-profile")] {
+        let mut cmd = a.cmd();
+        if let Some(v) = env {
+            cmd.env("PRESENCE_PROFILE", v).env("PRESENCE_CONFIG", v);
+        }
+        let help = String::from_utf8(run_ok(cmd.args(["list", "--help"])).stdout).unwrap();
+        assert!(help.contains("[env: PRESENCE_PROFILE]"), "{help}");
+        assert!(help.contains("[env: PRESENCE_CONFIG]"), "{help}");
+        assert!(
+            !help.contains("PRESENCE_PROFILE=") && !help.contains("secret"),
+            "{help}"
+        );
+    }
+}
+
 #[test]
 fn empty_listing_is_success_and_an_empty_array() {
     let w = World::new();
@@ -771,8 +932,23 @@ fn version_names_the_crate_version() {
         long.starts_with(&format!("presence {}", env!("CARGO_PKG_VERSION"))),
         "{long}"
     );
+    // `-V` is `--version`, the commit included (as `git describe` says,
+    // when built from a checkout).
     let short = a.run(&["-V"]).success().stdout;
-    assert_eq!(short, format!("presence {}\n", env!("CARGO_PKG_VERSION")));
+    assert_eq!(short, long);
+    let describe = std::process::Command::new("git")
+        .args(["describe", "--tags", "--always"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    if let Some(describe) = describe {
+        assert_eq!(
+            long,
+            format!("presence {} ({describe})\n", env!("CARGO_PKG_VERSION"))
+        );
+    }
 }
 
 #[test]

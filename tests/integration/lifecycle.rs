@@ -264,6 +264,34 @@ fn a_bare_publish_inside_run_updates_the_same_record() {
 /// Gives `dev` a profile whose records are refreshed every 100 ms but live
 /// for the default ttl: `run` refreshes often, and no wait of a loaded
 /// machine lets a record expire.
+/// Inside `run`, stdout is the wrapped command's own output: a bare
+/// publish (a status update) prints nothing there, `-v` says it on stderr,
+/// and `--json`, asked for, is still on stdout. A publish that names its
+/// session says so as anywhere.
+#[test]
+fn a_bare_publish_inside_run_keeps_the_commands_stdout_its_own() {
+    let w = World::new();
+    let a = w.device("a");
+    let script = "presence publish --status waiting --title inner && echo built && \
+                  presence -v publish --status working && \
+                  presence publish --title J --json | grep -c '\"title\": \"J\"' && \
+                  presence publish --session other --title O";
+    let out = a
+        .run(&["run", "--session", "b", "--", "sh", "-c", script])
+        .success();
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", out.stdout);
+    assert_eq!(&lines[..2], ["built", "1"], "{}", out.stdout);
+    assert!(lines[2].starts_with("published other ("), "{}", out.stdout);
+    let said: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(said.len(), 1, "{}", out.stderr);
+    assert!(
+        said[0].starts_with("presence: published b ("),
+        "{}",
+        out.stderr
+    );
+}
+
 fn refresh_often(w: &World, dev: &Device) {
     dev.write_config(&format!(
         "[profiles.default]\ndir = {:?}\nrefresh_interval = \"100ms\"\n",

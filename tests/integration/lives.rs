@@ -742,3 +742,77 @@ fn a_late_copy_of_an_ended_life_stays_ended_after_its_tombstone_is_collected() {
     );
     check("after expire");
 }
+
+/// A record of this device that expired with no owner running ended its
+/// life: `publish` and `run` of the session start a new one (their own
+/// start, so UP counts from now; the ttl given or the profile's, not the
+/// old record's), as after a clear. Ten minutes later on a faked clock.
+#[test]
+fn a_publish_or_run_after_an_expiry_starts_a_new_life() {
+    let w = World::new();
+    let a = w.device("a");
+    let ttl = |r: &JsonRecord| r.expires_at.unwrap() - r.updated_at.unwrap();
+    let first = |id: &str| -> JsonRecord {
+        let out = a.publish(id, &["--ttl", "1s", "--title", "old", "--json"]);
+        parse_json(&out.stdout, "publish --json")
+    };
+    let later = |args: &[&str]| -> String {
+        let out = run_ok(faked(a.cmd(), "+10m").args(args));
+        String::from_utf8(out.stdout).unwrap()
+    };
+
+    // publish
+    let old = first("life");
+    let new: JsonRecord = parse_json(
+        &later(&["publish", "--session", "life", "--json"]),
+        "publish --json",
+    );
+    assert!(
+        new.started_at.unwrap() > old.started_at.unwrap() + 500.0,
+        "{new:?}"
+    );
+    assert_eq!(new.started_at, new.updated_at);
+    assert!(
+        (ttl(&new) - 90.0).abs() < 1e-6,
+        "the profile's ttl: {new:?}"
+    );
+    assert_eq!(new.title, "", "nothing kept of the old life");
+
+    // run
+    let old = first("build");
+    let shown = w.tmp.path().join("shown.json");
+    let script = format!("presence show build --json > {}", shown.display());
+    later(&[
+        "run",
+        "--session",
+        "build",
+        "--title",
+        "new",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    let row: JsonRow = parse_json(&std::fs::read_to_string(&shown).unwrap(), "show --json");
+    assert!(
+        row.started_at.unwrap() > old.started_at.unwrap() + 500.0,
+        "{row:?}"
+    );
+    let expires_in = row.expires_at.unwrap() - row.updated_at.unwrap();
+    assert!(
+        (expires_in - 90.0).abs() < 1e-6,
+        "the profile's ttl: {row:?}"
+    );
+    assert_eq!(
+        (row.title.as_str(), row.status.as_str()),
+        ("new", "working")
+    );
+
+    // A live record is patched: the same life, its ttl kept.
+    let old = a.publish("kept", &["--ttl", "30m", "--title", "old", "--json"]);
+    let old: JsonRecord = parse_json(&old.stdout, "publish --json");
+    let again = a.publish("kept", &["--status", "waiting", "--json"]);
+    let again: JsonRecord = parse_json(&again.stdout, "publish --json");
+    assert_eq!(again.started_at, old.started_at);
+    assert_eq!((again.title.as_str(), ttl(&again)), ("old", 1800.0));
+}

@@ -484,3 +484,49 @@ fn emoji_sequences_in_titles_reach_the_terminal_whole() {
         "cut inside a sequence: {long:?}"
     );
 }
+
+/// `CLICOLOR=0` turns colour off on a terminal, `FORCE_COLOR` turns it on
+/// into a pipe (as `CLICOLOR_FORCE`; `NO_COLOR` still wins), and `--color`
+/// is a global flag that `doctor` follows as `list` does.
+#[test]
+fn colour_follows_clicolor_and_force_color_for_every_command() {
+    let w = World::new();
+    let dev = w.device("a");
+    plant_table(&w.shared());
+    let list = ["\x1b[1mSESSION", "\x1b[32m?s-20261130-a1"];
+    let doctor = ["\x1b[32mok  \x1b[0m"];
+    // (shell, the marks of colour it shows, or none: plain)
+    let cases: [(&str, Option<&[&str]>); 18] = [
+        ("CLICOLOR=0 presence list", None),
+        ("CLICOLOR=1 presence list", Some(&list)),
+        ("CLICOLOR=1 presence list | cat", None),
+        ("CLICOLOR=0 CLICOLOR_FORCE=1 presence list", Some(&list)),
+        ("CLICOLOR=0 presence list --color always", Some(&list)),
+        ("FORCE_COLOR=1 presence list | cat", Some(&list)),
+        ("FORCE_COLOR=0 presence list | cat", None),
+        ("FORCE_COLOR=1 NO_COLOR=1 presence list | cat", None),
+        ("FORCE_COLOR=1 presence list --color never | cat", None),
+        ("presence --color never list", None),
+        ("presence --color always list | cat", Some(&list)),
+        ("presence doctor", Some(&doctor)),
+        ("CLICOLOR=0 presence doctor", None),
+        ("NO_COLOR=1 presence doctor", None),
+        ("presence doctor --color never", None),
+        ("presence doctor | cat", None),
+        ("presence doctor --color always | cat", Some(&doctor)),
+        ("FORCE_COLOR=1 presence doctor | cat", Some(&doctor)),
+    ];
+    for (shell, colour) in cases {
+        let out = on_pty(&dev, &[], shell);
+        match colour {
+            Some(marks) => assert!(marks.iter().all(|m| out.contains(m)), "{shell}: {out:?}"),
+            None => {
+                assert!(!out.contains('\x1b'), "{shell}: {out:?}");
+                assert!(
+                    out.contains("SESSION") || out.contains("ok  "),
+                    "{shell}: {out:?}"
+                );
+            }
+        }
+    }
+}
