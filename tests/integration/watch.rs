@@ -78,7 +78,18 @@ fn scenario(poll: bool) {
     a.publish("s1", &["--title", "two"]);
     s.quiet_for(Duration::from_millis(700));
     a.run(&["clear", "--session", "s1"]).success();
-    assert_eq!(summary(&s.json()), format!("down s1@{host} cleared"));
+    let down = s.json();
+    assert_eq!(summary(&down), format!("down s1@{host} cleared"));
+    // The last live version, as it left: not live, in the state it went
+    // down in, with nothing to open.
+    assert_eq!(
+        (down.row().live, down.row().state.as_str()),
+        (false, "ended")
+    );
+    assert_eq!(
+        (down.row().title.as_str(), down.row().open.as_ref()),
+        ("two", None)
+    );
 
     // This device's own record, with a 1 s ttl: up, and down as expired a
     // ttl later. A watcher that a busy machine keeps from reading it within
@@ -103,6 +114,11 @@ fn scenario(poll: bool) {
     assert_eq!(summary(&up), format!("up mine@{host}"));
     assert!(up.row().local);
     assert_eq!(summary(&down), format!("down mine@{host} expired"));
+    assert!(!down.row().live, "{down:?}");
+    assert!(
+        ["stale", "expired"].contains(&down.row().state.as_str()),
+        "{down:?}"
+    );
     a.run(&["clear", "--session", "marker"]).success();
     assert_eq!(summary(&s.json()), format!("down marker@{host} cleared"));
 
@@ -110,8 +126,15 @@ fn scenario(poll: bool) {
     assert_eq!(summary(&s.json()), format!("up run1@{host}"));
     // A successor from the same device replaces it.
     b.publish("run2", &["--endpoint", "tmux://h/main"]);
-    assert_eq!(summary(&s.json()), format!("down run1@{host} superseded"));
-    assert_eq!(summary(&s.json()), format!("up run2@{host}"));
+    let down = s.json();
+    assert_eq!(summary(&down), format!("down run1@{host} superseded"));
+    assert_eq!(
+        (down.row().live, down.row().state.as_str()),
+        (false, "superseded")
+    );
+    let up = s.json();
+    assert_eq!(summary(&up), format!("up run2@{host}"));
+    assert_eq!(down.row().superseded_by.as_ref(), Some(&up.row().file));
     // Another device on that endpoint replaces nothing: it speaks only for itself.
     a.publish("run3", &["--endpoint", "tmux://h/main"]);
     assert_eq!(summary(&s.json()), format!("up run3@{host}"));
