@@ -118,6 +118,12 @@ impl Styled {
         &self.0
     }
 
+    /// Without trailing spaces (padding before an empty last column).
+    pub fn trimmed(mut self) -> Styled {
+        self.0.truncate(self.0.trim_end_matches(' ').len());
+        self
+    }
+
     /// Writes the text and a newline to `out`.
     pub fn write_line(&self, out: &mut impl Write) -> io::Result<()> {
         writeln!(out, "{}", self.0)
