@@ -17,6 +17,7 @@ mod hermes;
 mod hostile;
 mod layers;
 mod lifecycle;
+mod list;
 mod lives;
 mod no_panic;
 mod open;
