@@ -224,6 +224,8 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("bash", "bash"),
     ("tmux", "tmux"),
     ("strace", "strace"),
+    ("zsh", "zsh"),
+    ("fish", "fish"),
 ];
 
 /// Fails the test because `what` is missing: a test that needs a tool never
