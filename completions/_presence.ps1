@@ -83,11 +83,12 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             break
         }
         'presence;list' {
-            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Only records from this host')
             [CompletionResult]::new('--client', '--client', [CompletionResultType]::ParameterName, 'Only records of this client (or source)')
-            [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Only records of this session id or key')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print each row through a template of `list --json` field names and {metadata.KEY}, e.g. ''{client}@{host} {title}'' ({{ and }} for braces, \t and \n for a tab and a newline); with --watch, the rows of each change on one line, separated by spaces')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print each row through a template of `list --json` field names ({open}: the command line `open --print` prints), {metadata.KEY} and the table''s times {up}, {seen} and {expires}, e.g. ''{client}@{host} {title} ({up})'' ({{ and }} for braces, \t and \n for a tab and a newline); with --watch, the rows of each change on one line, separated by spaces')
             [CompletionResult]::new('--sort', '--sort', [CompletionResultType]::ParameterName, 'Order the rows by KEY (names A to Z ignoring case, empty ones last; ties by start time, then session id)')
+            [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'Only records with this status (e.g. waiting); repeat for several')
+            [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Only records of this session id or key, or else of the sessions whose id or key starts with it (as `presence open` takes them)')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Only records from this host (in any case: DESKTOP is desktop)')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]')
@@ -96,7 +97,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Show every record: also ended, expired and superseded ones, each marked')
             [CompletionResult]::new('--include-expired', '--include-expired', [CompletionResultType]::ParameterName, 'Also show sessions whose newest record is ended or expired')
             [CompletionResult]::new('--all-profiles', '--all-profiles', [CompletionResultType]::ParameterName, 'Show the records of every label in this profile''s directory, not only those its `show` names (other profiles'' directories are not read)')
-            [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Print again on every change until interrupted: the table is redrawn; with --count or --format, one line per change (for status bars)')
+            [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Print again on every change until interrupted: on a terminal, the table is redrawn in place, cut to the window''s height under a title line; with --count or --format, one line per change, and with --json one JSON array per change on one line (for status bars)')
             [CompletionResult]::new('--count', '--count', [CompletionResultType]::ParameterName, 'Print only the number of rows (for prompts and status bars)')
             [CompletionResult]::new('--reverse', '--reverse', [CompletionResultType]::ParameterName, 'Reverse the order')
             [CompletionResult]::new('--no-trunc', '--no-trunc', [CompletionResultType]::ParameterName, 'Never cut or hide a column to fit the terminal')
@@ -110,11 +111,12 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             break
         }
         'presence;ls' {
-            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Only records from this host')
             [CompletionResult]::new('--client', '--client', [CompletionResultType]::ParameterName, 'Only records of this client (or source)')
-            [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Only records of this session id or key')
-            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print each row through a template of `list --json` field names and {metadata.KEY}, e.g. ''{client}@{host} {title}'' ({{ and }} for braces, \t and \n for a tab and a newline); with --watch, the rows of each change on one line, separated by spaces')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Print each row through a template of `list --json` field names ({open}: the command line `open --print` prints), {metadata.KEY} and the table''s times {up}, {seen} and {expires}, e.g. ''{client}@{host} {title} ({up})'' ({{ and }} for braces, \t and \n for a tab and a newline); with --watch, the rows of each change on one line, separated by spaces')
             [CompletionResult]::new('--sort', '--sort', [CompletionResultType]::ParameterName, 'Order the rows by KEY (names A to Z ignoring case, empty ones last; ties by start time, then session id)')
+            [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'Only records with this status (e.g. waiting); repeat for several')
+            [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Only records of this session id or key, or else of the sessions whose id or key starts with it (as `presence open` takes them)')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'Only records from this host (in any case: DESKTOP is desktop)')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]')
@@ -123,7 +125,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Show every record: also ended, expired and superseded ones, each marked')
             [CompletionResult]::new('--include-expired', '--include-expired', [CompletionResultType]::ParameterName, 'Also show sessions whose newest record is ended or expired')
             [CompletionResult]::new('--all-profiles', '--all-profiles', [CompletionResultType]::ParameterName, 'Show the records of every label in this profile''s directory, not only those its `show` names (other profiles'' directories are not read)')
-            [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Print again on every change until interrupted: the table is redrawn; with --count or --format, one line per change (for status bars)')
+            [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Print again on every change until interrupted: on a terminal, the table is redrawn in place, cut to the window''s height under a title line; with --count or --format, one line per change, and with --json one JSON array per change on one line (for status bars)')
             [CompletionResult]::new('--count', '--count', [CompletionResultType]::ParameterName, 'Print only the number of rows (for prompts and status bars)')
             [CompletionResult]::new('--reverse', '--reverse', [CompletionResultType]::ParameterName, 'Reverse the order')
             [CompletionResult]::new('--no-trunc', '--no-trunc', [CompletionResultType]::ParameterName, 'Never cut or hide a column to fit the terminal')
@@ -167,8 +169,8 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             break
         }
         'presence;clear' {
-            [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Clear the records of this session id or key [default, when neither flag is given: $PRESENCE_SESSION of $PRESENCE_INSTANCE, which `presence run` gives its command]')
             [CompletionResult]::new('--instance', '--instance', [CompletionResultType]::ParameterName, 'Clear the records of this writer instance')
+            [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'Clear the records of this session id or key [default, when neither flag is given: $PRESENCE_SESSION of $PRESENCE_INSTANCE, which `presence run` gives its command]')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]')

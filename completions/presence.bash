@@ -1,3 +1,20 @@
+# Live session ids and hosts, of the profile and directory the command line names.
+__presence_complete() {
+    local i args=()
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case "${COMP_WORDS[i]}" in
+            --profile | --config | --dir)
+                if [[ "${COMP_WORDS[i + 1]}" == "=" ]]; then
+                    args+=("${COMP_WORDS[i]}" "${COMP_WORDS[i + 2]}")
+                else
+                    args+=("${COMP_WORDS[i]}" "${COMP_WORDS[i + 1]}")
+                fi
+                ;;
+        esac
+    done
+    presence "${args[@]}" complete "$1" 2>/dev/null
+}
+
 _presence() {
     local i cur prev opts cmd
     COMPREPLY=()
@@ -209,18 +226,18 @@ _presence() {
             return 0
             ;;
         presence__subcmd__clear)
-            opts="-v -q -h --session --instance --profile --config --dir --verbose --quiet --color --help"
+            opts="-v -q -h --instance --session --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --session)
+                --instance)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --instance)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --session)
+                    COMPREPLY=($(compgen -W "$(__presence_complete sessions)" -- "${cur}"))
                     return 0
                     ;;
                 --profile)
@@ -1011,21 +1028,13 @@ _presence() {
             return 0
             ;;
         presence__subcmd__list)
-            opts="-v -q -h --json --all --include-expired --all-profiles --host --client --session --watch --format --count --sort --reverse --no-trunc --no-header --profile --config --dir --verbose --quiet --color --help"
+            opts="-v -q -h --json --all --include-expired --all-profiles --client --watch --format --count --sort --reverse --no-trunc --no-header --status --session --host --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --host)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --client)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --session)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1035,6 +1044,18 @@ _presence() {
                     ;;
                 --sort)
                     COMPREPLY=($(compgen -W "started seen host client status title" -- "${cur}"))
+                    return 0
+                    ;;
+                --status)
+                    COMPREPLY=($(compgen -W "idle working waiting interrupted" -- "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -W "$(__presence_complete sessions)" -- "${cur}"))
+                    return 0
+                    ;;
+                --host)
+                    COMPREPLY=($(compgen -W "$(__presence_complete hosts)" -- "${cur}"))
                     return 0
                     ;;
                 --profile)
@@ -1061,6 +1082,10 @@ _presence() {
             return 0
             ;;
         presence__subcmd__open)
+            if [[ ${cur} != -* && ${prev} != --profile && ${prev} != --config && ${prev} != --dir ]]; then
+                COMPREPLY=($(compgen -W "$(__presence_complete sessions)" -- "${cur}"))
+                return 0
+            fi
             opts="-y -v -q -h --print --yes --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1342,6 +1367,10 @@ _presence() {
             return 0
             ;;
         presence__subcmd__show)
+            if [[ ${cur} != -* && ${prev} != --profile && ${prev} != --config && ${prev} != --dir ]]; then
+                COMPREPLY=($(compgen -W "$(__presence_complete sessions)" -- "${cur}"))
+                return 0
+            fi
             opts="-v -q -h --json --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -86,16 +86,20 @@ complete -c presence -n "__fish_presence_using_subcommand publish" -l json -d 'P
 complete -c presence -n "__fish_presence_using_subcommand publish" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand publish" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
 complete -c presence -n "__fish_presence_using_subcommand publish" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c presence -n "__fish_presence_using_subcommand list" -l host -d 'Only records from this host' -r
 complete -c presence -n "__fish_presence_using_subcommand list" -l client -d 'Only records of this client (or source)' -r
-complete -c presence -n "__fish_presence_using_subcommand list" -l session -d 'Only records of this session id or key' -r
-complete -c presence -n "__fish_presence_using_subcommand list" -l format -d 'Print each row through a template of `list --json` field names and {metadata.KEY}, e.g. \'{client}@{host} {title}\' ({{ and }} for braces, \\t and \\n for a tab and a newline); with --watch, the rows of each change on one line, separated by spaces' -r
+complete -c presence -n "__fish_presence_using_subcommand list" -l format -d 'Print each row through a template of `list --json` field names ({open}: the command line `open --print` prints), {metadata.KEY} and the table\'s times {up}, {seen} and {expires}, e.g. \'{client}@{host} {title} ({up})\' ({{ and }} for braces, \\t and \\n for a tab and a newline); with --watch, the rows of each change on one line, separated by spaces' -r
 complete -c presence -n "__fish_presence_using_subcommand list" -l sort -d 'Order the rows by KEY (names A to Z ignoring case, empty ones last; ties by start time, then session id)' -r -f -a "started\t'Start time, newest first'
 seen\t'When the record last arrived or changed here, newest first'
 host\t'Host, A to Z'
 client\t'Client (or source), A to Z'
 status\t'Status word, A to Z'
 title\t'Title, A to Z'"
+complete -c presence -n "__fish_presence_using_subcommand list" -l status -d 'Only records with this status (e.g. waiting); repeat for several' -r -f -a "idle\t''
+working\t''
+waiting\t''
+interrupted\t''"
+complete -c presence -n "__fish_presence_using_subcommand list" -l session -d 'Only records of this session id or key, or else of the sessions whose id or key starts with it (as `presence open` takes them)' -r -f -a '(__fish_presence_complete sessions)'
+complete -c presence -n "__fish_presence_using_subcommand list" -l host -d 'Only records from this host (in any case: DESKTOP is desktop)' -r -f -a '(__fish_presence_complete hosts)'
 complete -c presence -n "__fish_presence_using_subcommand list" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand list" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand list" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
@@ -106,7 +110,7 @@ complete -c presence -n "__fish_presence_using_subcommand list" -l json -d 'Prin
 complete -c presence -n "__fish_presence_using_subcommand list" -l all -d 'Show every record: also ended, expired and superseded ones, each marked'
 complete -c presence -n "__fish_presence_using_subcommand list" -l include-expired -d 'Also show sessions whose newest record is ended or expired'
 complete -c presence -n "__fish_presence_using_subcommand list" -l all-profiles -d 'Show the records of every label in this profile\'s directory, not only those its `show` names (other profiles\' directories are not read)'
-complete -c presence -n "__fish_presence_using_subcommand list" -l watch -d 'Print again on every change until interrupted: the table is redrawn; with --count or --format, one line per change (for status bars)'
+complete -c presence -n "__fish_presence_using_subcommand list" -l watch -d 'Print again on every change until interrupted: on a terminal, the table is redrawn in place, cut to the window\'s height under a title line; with --count or --format, one line per change, and with --json one JSON array per change on one line (for status bars)'
 complete -c presence -n "__fish_presence_using_subcommand list" -l count -d 'Print only the number of rows (for prompts and status bars)'
 complete -c presence -n "__fish_presence_using_subcommand list" -l reverse -d 'Reverse the order'
 complete -c presence -n "__fish_presence_using_subcommand list" -l no-trunc -d 'Never cut or hide a column to fit the terminal'
@@ -114,16 +118,20 @@ complete -c presence -n "__fish_presence_using_subcommand list" -l no-header -d 
 complete -c presence -n "__fish_presence_using_subcommand list" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand list" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
 complete -c presence -n "__fish_presence_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c presence -n "__fish_presence_using_subcommand ls" -l host -d 'Only records from this host' -r
 complete -c presence -n "__fish_presence_using_subcommand ls" -l client -d 'Only records of this client (or source)' -r
-complete -c presence -n "__fish_presence_using_subcommand ls" -l session -d 'Only records of this session id or key' -r
-complete -c presence -n "__fish_presence_using_subcommand ls" -l format -d 'Print each row through a template of `list --json` field names and {metadata.KEY}, e.g. \'{client}@{host} {title}\' ({{ and }} for braces, \\t and \\n for a tab and a newline); with --watch, the rows of each change on one line, separated by spaces' -r
+complete -c presence -n "__fish_presence_using_subcommand ls" -l format -d 'Print each row through a template of `list --json` field names ({open}: the command line `open --print` prints), {metadata.KEY} and the table\'s times {up}, {seen} and {expires}, e.g. \'{client}@{host} {title} ({up})\' ({{ and }} for braces, \\t and \\n for a tab and a newline); with --watch, the rows of each change on one line, separated by spaces' -r
 complete -c presence -n "__fish_presence_using_subcommand ls" -l sort -d 'Order the rows by KEY (names A to Z ignoring case, empty ones last; ties by start time, then session id)' -r -f -a "started\t'Start time, newest first'
 seen\t'When the record last arrived or changed here, newest first'
 host\t'Host, A to Z'
 client\t'Client (or source), A to Z'
 status\t'Status word, A to Z'
 title\t'Title, A to Z'"
+complete -c presence -n "__fish_presence_using_subcommand ls" -l status -d 'Only records with this status (e.g. waiting); repeat for several' -r -f -a "idle\t''
+working\t''
+waiting\t''
+interrupted\t''"
+complete -c presence -n "__fish_presence_using_subcommand ls" -l session -d 'Only records of this session id or key, or else of the sessions whose id or key starts with it (as `presence open` takes them)' -r -f -a '(__fish_presence_complete sessions)'
+complete -c presence -n "__fish_presence_using_subcommand ls" -l host -d 'Only records from this host (in any case: DESKTOP is desktop)' -r -f -a '(__fish_presence_complete hosts)'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand ls" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
@@ -134,7 +142,7 @@ complete -c presence -n "__fish_presence_using_subcommand ls" -l json -d 'Print 
 complete -c presence -n "__fish_presence_using_subcommand ls" -l all -d 'Show every record: also ended, expired and superseded ones, each marked'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l include-expired -d 'Also show sessions whose newest record is ended or expired'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l all-profiles -d 'Show the records of every label in this profile\'s directory, not only those its `show` names (other profiles\' directories are not read)'
-complete -c presence -n "__fish_presence_using_subcommand ls" -l watch -d 'Print again on every change until interrupted: the table is redrawn; with --count or --format, one line per change (for status bars)'
+complete -c presence -n "__fish_presence_using_subcommand ls" -l watch -d 'Print again on every change until interrupted: on a terminal, the table is redrawn in place, cut to the window\'s height under a title line; with --count or --format, one line per change, and with --json one JSON array per change on one line (for status bars)'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l count -d 'Print only the number of rows (for prompts and status bars)'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l reverse -d 'Reverse the order'
 complete -c presence -n "__fish_presence_using_subcommand ls" -l no-trunc -d 'Never cut or hide a column to fit the terminal'
@@ -163,8 +171,8 @@ complete -c presence -n "__fish_presence_using_subcommand open" -s y -l yes -d '
 complete -c presence -n "__fish_presence_using_subcommand open" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand open" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
 complete -c presence -n "__fish_presence_using_subcommand open" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c presence -n "__fish_presence_using_subcommand clear" -l session -d 'Clear the records of this session id or key [default, when neither flag is given: $PRESENCE_SESSION of $PRESENCE_INSTANCE, which `presence run` gives its command]' -r
 complete -c presence -n "__fish_presence_using_subcommand clear" -l instance -d 'Clear the records of this writer instance' -r
+complete -c presence -n "__fish_presence_using_subcommand clear" -l session -d 'Clear the records of this session id or key [default, when neither flag is given: $PRESENCE_SESSION of $PRESENCE_INSTANCE, which `presence run` gives its command]' -r -f -a '(__fish_presence_complete sessions)'
 complete -c presence -n "__fish_presence_using_subcommand clear" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand clear" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand clear" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
@@ -388,6 +396,34 @@ complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_
 complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "path" -d 'Print the path of the configuration file in use'
 complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "show" -d 'Print the selected profile with every setting resolved'
 complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "init" -d 'Write the commented example configuration (refuses to overwrite)'
+
+# Live session ids and hosts, of the profile and directory the command line names.
+function __fish_presence_complete
+    set -l tokens (commandline -opc)
+    set -l args
+    for i in (seq 2 (count $tokens))
+        switch $tokens[$i]
+            case --profile --config --dir
+                set -l next (math $i + 1)
+                set -q tokens[$next]; and set args $args $tokens[$i] $tokens[$next]
+            case '--profile=*' '--config=*' '--dir=*'
+                set args $args $tokens[$i]
+        end
+    end
+    presence $args complete $argv 2>/dev/null
+end
+complete -c presence -n "__fish_presence_using_subcommand show open" -f -a '(__fish_presence_complete sessions)'
+# `presence --profile <TAB>`, before the subcommand: the generated condition
+# fails while the option still lacks its value.
+function __fish_presence_global_profile
+    set -l tokens (commandline -opc)
+    test (count $tokens) -ge 2; and test "$tokens[-1]" = --profile; or return 1
+    set -e tokens[-1]
+    set -e tokens[1]
+    argparse -s (__fish_presence_global_optspecs) -- $tokens 2>/dev/null; or return 1
+    not set -q argv[1]
+end
+complete -c presence -n "__fish_presence_global_profile" -f -a '(presence complete profiles 2>/dev/null)'
 
 # After `run ... --`, complete the rest as the command line it is.
 function __fish_presence_run_command

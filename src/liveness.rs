@@ -66,16 +66,22 @@ pub enum State {
     Stale,
     /// The writer's own `expires_at` (plus skew) has passed, or is missing.
     Expired,
+    /// Another live runtime on the same endpoint replaced it: only on the
+    /// row of a `down` event ([`Event::Down`](crate::Event::Down)), which
+    /// says how its session left the live set.
+    Superseded,
 }
 
 impl State {
-    /// Lower-case name used in JSON output (`live`, `ended`, `stale`, `expired`).
+    /// Lower-case name used in JSON output (`live`, `ended`, `stale`,
+    /// `expired`, `superseded`).
     pub fn as_str(self) -> &'static str {
         match self {
             State::Live => "live",
             State::Ended => "ended",
             State::Stale => "stale",
             State::Expired => "expired",
+            State::Superseded => "superseded",
         }
     }
 }

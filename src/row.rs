@@ -26,7 +26,8 @@ pub struct Row {
     pub dir_index: usize,
     /// Whether the record is live.
     pub live: bool,
-    /// `live`, `ended`, `stale` or `expired`.
+    /// `live`, `ended`, `stale` or `expired`; `superseded` only on the row of
+    /// a `down` event.
     pub state: State,
     /// Written by this device.
     pub local: bool,

@@ -1,12 +1,15 @@
 //! `presence completions SHELL`: print a completion script; and the hidden
-//! `presence complete profiles` the scripts call to offer profile names.
+//! `presence complete profiles|sessions|hosts` the scripts call to offer
+//! profile names, live session ids and their hosts.
 //!
-//! clap_complete writes static scripts from the argument definitions. Three
-//! things it cannot know are added here: the profile names in the user's
-//! configuration (asked of the binary when completing, so they follow the
-//! file), the usual status words, and that what follows `run --` is a
-//! command of its own, completed as the shell completes commands. Hidden
-//! subcommands are left out of the scripts.
+//! clap_complete writes static scripts from the argument definitions. What
+//! it cannot know is added here: the profile names in the user's
+//! configuration, and the live sessions and hosts of the directory (asked
+//! of the binary when completing, so they follow the file and the
+//! directory; the sessions and hosts of the profile and directory that the
+//! command line being completed names), the usual status words, and that
+//! what follows `run --` is a command of its own, completed as the shell
+//! completes commands. Hidden subcommands are left out of the scripts.
 
 use clap::builder::PossibleValuesParser;
 use clap::{Args, CommandFactory, ValueEnum, ValueHint};
@@ -25,6 +28,10 @@ pub struct CompletionsArgs {
 pub enum Completable {
     /// The profile names of the configuration file (`default` always).
     Profiles,
+    /// The ids of the live sessions, newest start first.
+    Sessions,
+    /// The hosts of the live sessions, A to Z.
+    Hosts,
 }
 
 #[derive(Debug, Args)]
@@ -32,6 +39,20 @@ pub struct CompleteArgs {
     /// What to list, one per line
     pub what: Completable,
 }
+
+/// What completes with the live sessions, and with their hosts: the
+/// arguments `(subcommand, argument id)`. The completion scripts get a
+/// marker as their only possible value, which each shell's patch turns
+/// into a call of `presence complete sessions` (or `hosts`).
+const LIVE_SESSIONS: [(&str, &str); 4] = [
+    ("show", "id"),
+    ("open", "id"),
+    ("clear", "session"),
+    ("list", "session"),
+];
+const LIVE_HOSTS: [(&str, &str); 1] = [("list", "host")];
+const SESSIONS_MARK: &str = "__presence_live_sessions__";
+const HOSTS_MARK: &str = "__presence_live_hosts__";
 
 /// Status words offered for `--status` (any other word is accepted).
 const STATUS_WORDS: [&str; 4] = ["idle", "working", "waiting", "interrupted"];
@@ -67,6 +88,16 @@ fn completion_command() -> clap::Command {
         if sub.get_name() == "run" {
             sub = sub.mut_arg("command", |a| a.value_hint(ValueHint::CommandWithArguments));
         }
+        for (marks, mark) in [
+            (&LIVE_SESSIONS[..], SESSIONS_MARK),
+            (&LIVE_HOSTS[..], HOSTS_MARK),
+        ] {
+            for &(name, arg) in marks {
+                if sub.get_name() == name {
+                    sub = sub.mut_arg(arg, |a| a.value_parser(PossibleValuesParser::new([mark])));
+                }
+            }
+        }
         cmd = cmd.subcommand(sub);
     }
     cmd
@@ -83,16 +114,58 @@ pub fn run(args: CompletionsArgs) -> anyhow::Result<Exit> {
         Shell::Fish => fish(script),
         _ => script,
     };
+    assert!(
+        !script.contains(SESSIONS_MARK) && !script.contains(HOSTS_MARK),
+        "completion script: a live-value marker was left in it"
+    );
     super::output::stdout().verbatim(&script)?;
     Ok(Exit::Ok)
 }
 
-/// `presence complete profiles`: the profile names, one per line. Only names
-/// made of safe characters are printed, since a shell evaluates them; a
-/// missing or broken configuration lists `default` alone, quietly.
+/// Whether a shell may be given `word` to complete with: the completion
+/// scripts evaluate what they are given (bash's `compgen -W` expands it),
+/// and a session id or a host comes from any device.
+fn completable(word: &str) -> bool {
+    !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+}
+
+/// `presence complete profiles`: the profile names, one per line; `sessions`
+/// and `hosts`: those of the live sessions. Only words made of safe
+/// characters are printed, since a shell evaluates them; a missing or
+/// broken configuration lists `default` alone, and no session, quietly.
 pub fn complete(ctx: &Ctx, args: CompleteArgs) -> anyhow::Result<Exit> {
     let mut out = super::output::stdout();
+    let live = || -> Vec<presence::Row> {
+        ctx.registry()
+            .and_then(|r| Ok(r.list(presence::ListOptions::default(), presence::unix_now())?))
+            .map(|l| l.rows)
+            .unwrap_or_default()
+    };
     match args.what {
+        Completable::Sessions => {
+            let mut seen = std::collections::HashSet::new();
+            for row in live() {
+                let id = row.record.session_id;
+                if completable(&id) && seen.insert(id.clone()) {
+                    out.say(id)?;
+                }
+            }
+        }
+        Completable::Hosts => {
+            let mut hosts: Vec<String> = live()
+                .into_iter()
+                .map(|r| r.record.host)
+                .filter(|h| completable(h))
+                .collect();
+            hosts.sort_by_key(|h| (h.to_lowercase(), h.clone()));
+            hosts.dedup();
+            for host in hosts {
+                out.say(host)?;
+            }
+        }
         Completable::Profiles => {
             let mut names: Vec<String> =
                 presence::Profile::resolve_all(&ctx.selection(), &ctx.local)
@@ -102,11 +175,7 @@ pub fn complete(ctx: &Ctx, args: CompleteArgs) -> anyhow::Result<Exit> {
                 names.insert(0, "default".into());
             }
             for name in names {
-                if !name.is_empty()
-                    && name
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
-                {
+                if completable(&name) {
                     out.say(name)?;
                 }
             }
@@ -125,7 +194,70 @@ fn patch(script: String, from: &str, to: &str) -> String {
     script.replace(from, to)
 }
 
+/// Replaces `from` with `to` once, in the block of `script` that starts
+/// with `block` (up to the next subcommand's), insisting it is there.
+fn patch_in(script: String, block: &str, from: &str, to: &str) -> String {
+    let start = script
+        .find(block)
+        .unwrap_or_else(|| panic!("completion script: `{block}` not found"));
+    let end = script[start + block.len()..]
+        .find("\n        presence__")
+        .map_or(script.len(), |e| start + block.len() + e);
+    let at = script[start..end]
+        .find(from)
+        .map(|i| start + i)
+        .unwrap_or_else(|| panic!("completion script: `{from}` not found in `{block}`"));
+    format!("{}{to}{}", &script[..at], &script[at + from.len()..])
+}
+
+/// The shell function that the bash and zsh scripts call for live values,
+/// handing on the `--profile`, `--config` and `--dir` of the command line.
+const BASH_LIVE: &str = r#"# Live session ids and hosts, of the profile and directory the command line names.
+__presence_complete() {
+    local i args=()
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case "${COMP_WORDS[i]}" in
+            --profile | --config | --dir)
+                if [[ "${COMP_WORDS[i + 1]}" == "=" ]]; then
+                    args+=("${COMP_WORDS[i]}" "${COMP_WORDS[i + 2]}")
+                else
+                    args+=("${COMP_WORDS[i]}" "${COMP_WORDS[i + 1]}")
+                fi
+                ;;
+        esac
+    done
+    presence "${args[@]}" complete "$1" 2>/dev/null
+}
+
+"#;
+
 fn bash(script: String) -> String {
+    let mut script = BASH_LIVE.to_string() + &script;
+    // A session id where the subcommand takes one (not an option's value).
+    for sub in ["show", "open"] {
+        let block = format!("        presence__subcmd__{sub})\n");
+        script = patch_in(script, &block, &format!(" {SESSIONS_MARK}\""), "\"");
+        script = patch(
+            script,
+            &block,
+            &format!(
+                r#"{block}            if [[ ${{cur}} != -* && ${{prev}} != --profile && ${{prev}} != --config && ${{prev}} != --dir ]]; then
+                COMPREPLY=($(compgen -W "$(__presence_complete sessions)" -- "${{cur}}"))
+                return 0
+            fi
+"#
+            ),
+        );
+    }
+    let script = script
+        .replace(
+            &format!("\"{SESSIONS_MARK}\""),
+            "\"$(__presence_complete sessions)\"",
+        )
+        .replace(
+            &format!("\"{HOSTS_MARK}\""),
+            "\"$(__presence_complete hosts)\"",
+        );
     let script = patch(
         script,
         "                --profile)\n                    COMPREPLY=($(compgen -f \"${cur}\"))",
@@ -155,16 +287,91 @@ fn bash(script: String) -> String {
     )
 }
 
+/// The zsh function for live values: the `--profile`, `--config` and
+/// `--dir` of the whole command line (`words` holds only the subcommand's).
+const ZSH_LIVE: &str = r#"# Live session ids and hosts, of the profile and directory the command line names.
+__presence_complete() {
+    local -a line args
+    local i
+    line=(${(Q)${(z)BUFFER}})
+    for ((i = 2; i < ${#line}; i++)); do
+        case ${line[i]} in
+            --profile | --config | --dir) args+=(${line[i]} ${line[i + 1]}) ;;
+            --profile=* | --config=* | --dir=*) args+=(${line[i]}) ;;
+        esac
+    done
+    presence $args complete $1 2>/dev/null
+}
+
+"#;
+
 fn zsh(script: String) -> String {
-    patch(
+    let script = patch(
         script,
         ":NAME:_default' \\",
         ":NAME:{compadd -- ${(f)\"$(presence complete profiles 2>/dev/null)\"}}' \\",
+    );
+    let script = patch(
+        script,
+        &format!(":({SESSIONS_MARK})'"),
+        ":{compadd -- ${(f)\"$(__presence_complete sessions)\"}}'",
+    );
+    let script = patch(
+        script,
+        &format!(":({HOSTS_MARK})'"),
+        ":{compadd -- ${(f)\"$(__presence_complete hosts)\"}}'",
+    );
+    // After the `#compdef` line, which must stay first.
+    patch(
+        script,
+        "#compdef presence\n",
+        &format!("#compdef presence\n\n{ZSH_LIVE}"),
     )
 }
 
+/// The fish functions for live values (with the `--profile`, `--config`
+/// and `--dir` of the command line) and for the global options' place.
+const FISH_LIVE: &str = r#"
+# Live session ids and hosts, of the profile and directory the command line names.
+function __fish_presence_complete
+    set -l tokens (commandline -opc)
+    set -l args
+    for i in (seq 2 (count $tokens))
+        switch $tokens[$i]
+            case --profile --config --dir
+                set -l next (math $i + 1)
+                set -q tokens[$next]; and set args $args $tokens[$i] $tokens[$next]
+            case '--profile=*' '--config=*' '--dir=*'
+                set args $args $tokens[$i]
+        end
+    end
+    presence $args complete $argv 2>/dev/null
+end
+complete -c presence -n "__fish_presence_using_subcommand show open" -f -a '(__fish_presence_complete sessions)'
+# `presence --profile <TAB>`, before the subcommand: the generated condition
+# fails while the option still lacks its value.
+function __fish_presence_global_profile
+    set -l tokens (commandline -opc)
+    test (count $tokens) -ge 2; and test "$tokens[-1]" = --profile; or return 1
+    set -e tokens[-1]
+    set -e tokens[1]
+    argparse -s (__fish_presence_global_optspecs) -- $tokens 2>/dev/null; or return 1
+    not set -q argv[1]
+end
+complete -c presence -n "__fish_presence_global_profile" -f -a '(presence complete profiles 2>/dev/null)'
+"#;
+
 fn fish(script: String) -> String {
     let script = script
+        .replace(
+            &format!("\"{SESSIONS_MARK}\\t''\""),
+            "'(__fish_presence_complete sessions)'",
+        )
+        .replace(
+            &format!("\"{HOSTS_MARK}\\t''\""),
+            "'(__fish_presence_complete hosts)'",
+        )
+        + FISH_LIVE
         + r#"
 # After `run ... --`, complete the rest as the command line it is.
 function __fish_presence_run_command

@@ -68,12 +68,15 @@ help!(
     LIST,
     "  presence list                             # live sessions, newest start first
   presence list --host laptop --client hermes
+  presence list --status waiting --count    # how many wait for you
+  presence list --session gw                # an id, or the start of one
   presence list --sort seen --reverse
   presence list --no-trunc --color always | less -R
-  presence list --format '{client}@{host}\\t{title} {metadata.branch}'
+  presence list --format '{client}@{host}\\t{title} {metadata.branch} {up}'
   presence list --format '{session_id}'     # ids only, as docker ps -q
   presence list --count                     # for a shell prompt
   presence list --watch --count             # one line per change, for a status bar
+  presence list --watch --json              # one JSON array per change
   presence list --json",
     "  0  listed (also when nothing is live)
   1  the directory cannot be read, or the configuration file is invalid

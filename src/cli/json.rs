@@ -20,9 +20,9 @@ pub struct Opener {
 #[derive(Serialize)]
 pub struct OpenRow<'a> {
     #[serde(flatten)]
-    row: &'a Row,
-    open: Option<Vec<String>>,
-    open_error: Option<String>,
+    pub row: &'a Row,
+    pub open: Option<Vec<String>>,
+    pub open_error: Option<String>,
 }
 
 impl Opener {

@@ -167,7 +167,7 @@ pub enum Command {
     /// Write the man pages (roff) into a directory; docs/man holds them
     #[command(hide = true)]
     Manpage(completions::ManpageArgs),
-    /// List values for the completion scripts (profile names)
+    /// List values for the completion scripts (profile names, live session ids and hosts)
     #[command(hide = true)]
     Complete(completions::CompleteArgs),
 }

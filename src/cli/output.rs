@@ -143,6 +143,12 @@ impl Styled {
         &self.0
     }
 
+    /// Without trailing spaces (padding before an empty last column).
+    pub fn trimmed(mut self) -> Styled {
+        self.0.truncate(self.0.trim_end_matches(' ').len());
+        self
+    }
+
     /// Writes the text and a newline to `out`.
     pub fn write_line(&self, out: &mut impl Write) -> io::Result<()> {
         writeln!(out, "{}", self.0)
@@ -275,9 +281,34 @@ impl Out {
         Ok(JsonArray { w, first: true })
     }
 
-    /// Moves the cursor home and clears the screen, for a redraw.
+    /// Moves the cursor home and clears the screen, before the first
+    /// [`Out::redraw`].
     pub fn clear_screen(&mut self) -> io::Result<()> {
         write!(self.0, "\x1b[H\x1b[2J")
+    }
+
+    /// Draws `lines` over the screen from its top left corner, each line
+    /// cleared to its end, and clears what is below the last: a redraw in
+    /// place that never blanks the screen in between, as a full clear does.
+    /// No newline follows the last line, so that a frame as tall as the
+    /// window does not scroll; lines narrower than the window stay clear of
+    /// the last column, whose pending wrap an erase would take back.
+    pub fn redraw(&mut self, lines: &[Styled]) -> io::Result<()> {
+        write!(self.0, "\x1b[H")?;
+        for (i, line) in lines.iter().enumerate() {
+            if i > 0 {
+                writeln!(self.0)?;
+            }
+            write!(self.0, "{}\x1b[K", line.as_str())?;
+        }
+        write!(self.0, "\x1b[J")
+    }
+
+    /// Ends a run of [`Out::redraw`]s: the cursor on the line below the
+    /// last frame, where the shell's prompt then comes.
+    pub fn end_redraw(&mut self) -> io::Result<()> {
+        writeln!(self.0)?;
+        self.0.flush()
     }
 
     /// Writes `lines`, each and a newline.
@@ -639,6 +670,19 @@ pub fn up_s(row: &Row, now: f64) -> Option<f64> {
     Some((now - (started_at - offset)).max(0.0))
 }
 
+/// The `EXPIRES` cell: `in 89s` for a live row, else its state
+/// (`superseded` for a loser of `--all`).
+pub fn expires(row: &Row) -> String {
+    if row.superseded_by.is_some() {
+        "superseded".to_string()
+    } else if row.live {
+        row.expires_in_s
+            .map_or_else(String::new, |e| format!("in {}", short_duration(e)))
+    } else {
+        row.state.to_string()
+    }
+}
+
 fn cells(row: &Row, now: f64) -> [String; 9] {
     let r = &row.record;
     // `*` this device's; `?` unsigned (Hermes Agent, an older version): no
@@ -649,14 +693,7 @@ fn cells(row: &Row, now: f64) -> [String; 9] {
         (false, false) => "?",
     };
     let session = format!("{mark}{}", safe(&r.session_id));
-    let expires = if row.superseded_by.is_some() {
-        "superseded".to_string()
-    } else if row.live {
-        row.expires_in_s
-            .map_or_else(String::new, |e| format!("in {}", short_duration(e)))
-    } else {
-        row.state.to_string()
-    };
+    let expires = expires(row);
     [
         session,
         safe(&r.status).into_owned(),
@@ -807,6 +844,41 @@ pub fn table_lines(lines: &[TableLine], style: TableStyle) -> Vec<Styled> {
         out.push(paint(l.paint, line(&l.cells)));
     }
     out
+}
+
+/// `left`, made safe and cut to fit, then `right` at the right edge of
+/// `width` columns (after two spaces, when there is no width): a title line.
+pub fn title_line(left: impl Display, right: &str, width: Option<usize>) -> Styled {
+    let left = Styled::new(left);
+    let Some(width) = width else {
+        return Styled(format!("{}  {right}", left.0));
+    };
+    let room = width.saturating_sub(right.width() + 2);
+    let left = fit(&left.0, room);
+    let pad = width.saturating_sub(left.width() + right.width()).max(2);
+    if left.width() + pad + right.width() > width {
+        return Styled(fit(&left, width));
+    }
+    Styled(format!("{left}{:pad$}{right}", ""))
+}
+
+/// `text`, made safe and cut to `width` columns (with `…`) when there is one.
+pub fn cut_line(text: impl Display, width: Option<usize>) -> Styled {
+    let text = Styled::new(text);
+    match width {
+        Some(w) => Styled(fit(&text.0, w)),
+        None => text,
+    }
+}
+
+/// The terminal height of stdout, if it is a terminal.
+pub fn terminal_height() -> Option<usize> {
+    if !io::stdout().is_terminal() {
+        return None;
+    }
+    terminal_size::terminal_size()
+        .map(|(_, h)| usize::from(h.0))
+        .filter(|&h| h > 0)
 }
 
 /// The terminal width of stdout, if it is a terminal.

@@ -1,19 +1,48 @@
 //! `list --format TEMPLATE`: `{field}` placeholders with the names of the
-//! `list --json` fields, `{metadata.KEY}` for one metadata entry; `{{` and
-//! `}}` stand for braces, `\t`, `\n` and `\\` for a tab, a newline and a
+//! `list --json` fields (`{open}` as the shell-quoted command line that
+//! `presence open --print` prints), the table's times (`{up}`, `{seen}`,
+//! `{expires}`), `{metadata.KEY}` for one metadata entry; `{{` and `}}`
+//! stand for braces, `\t`, `\n` and `\\` for a tab, a newline and a
 //! backslash. Every value is made safe ([`Styled`]), so a tab or a
 //! newline in the output only ever comes from the template itself.
 
 use presence::Row;
 
 use super::UsageError;
-use super::output::Styled;
+use super::json::OpenRow;
+use super::output::{self, Styled};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Time {
+    /// `UP`: how long ago the session started (`5m`).
+    Up,
+    /// `SEEN`: when its record last arrived (`2s ago`).
+    Seen,
+    /// `EXPIRES`: when it stops being live (`in 89s`), or its state.
+    Expires,
+}
+
+/// The table's times, by the names templates give them.
+const TIMES: [(&str, Time); 3] = [
+    ("up", Time::Up),
+    ("seen", Time::Seen),
+    ("expires", Time::Expires),
+];
 
 #[derive(Debug, Clone, PartialEq)]
 enum Part {
     Text(String),
     Field(String),
+    Time(Time),
     Meta(String),
+}
+
+/// The field names a template takes: the row's, then the two about opening
+/// it, as `list --json` has them.
+fn field_names() -> Vec<String> {
+    let mut names = Row::field_names();
+    names.extend(["open".to_string(), "open_error".to_string()]);
+    names
 }
 
 /// A parsed, checked template.
@@ -22,7 +51,7 @@ pub struct Template(Vec<Part>);
 
 impl Template {
     pub fn parse(text: &str) -> Result<Template, UsageError> {
-        let valid = Row::field_names();
+        let valid = field_names();
         let mut parts = Vec::new();
         let mut lit = String::new();
         let mut chars = text.chars().peekable();
@@ -74,13 +103,18 @@ impl Template {
                         }
                         Some(key) => Part::Meta(key.to_string()),
                         None if valid.contains(&name) => Part::Field(name),
-                        None => {
-                            return Err(UsageError(format!(
-                                "--format: unknown field '{{{name}}}'; valid fields: {}, \
-                                 metadata.KEY",
-                                valid.join(", ")
-                            )));
-                        }
+                        None => match TIMES.iter().find(|(n, _)| *n == name) {
+                            Some(&(_, time)) => Part::Time(time),
+                            None => {
+                                let times: Vec<&str> = TIMES.iter().map(|(n, _)| *n).collect();
+                                return Err(UsageError(format!(
+                                    "--format: unknown field '{{{name}}}'; valid fields: {}, \
+                                     metadata.KEY; and the table's times: {}",
+                                    valid.join(", "),
+                                    times.join(", ")
+                                )));
+                            }
+                        },
                     };
                     if !lit.is_empty() {
                         parts.push(Part::Text(std::mem::take(&mut lit)));
@@ -101,9 +135,11 @@ impl Template {
         Ok(Template(parts))
     }
 
-    pub fn render(&self, row: &Row) -> Styled {
+    /// `row` through the template; its times as the table shows them at `now`.
+    pub fn render(&self, open: &OpenRow<'_>, now: f64) -> Styled {
+        let row = open.row;
         let value = if self.0.iter().any(|p| matches!(p, Part::Field(_))) {
-            serde_json::to_value(row).unwrap_or_default()
+            serde_json::to_value(open).unwrap_or_default()
         } else {
             serde_json::Value::Null
         };
@@ -111,6 +147,12 @@ impl Template {
         for part in &self.0 {
             match part {
                 Part::Text(t) => out.typed_by_user(t),
+                // The command line `presence open --print` prints.
+                Part::Field(f) if f == "open" => {
+                    if let Some(argv) = &open.open {
+                        out = out.command(&presence::open::shell_line(argv));
+                    }
+                }
                 Part::Field(f) => match value.get(f) {
                     // Free text: its emoji are shown as they are.
                     Some(serde_json::Value::String(s)) if f == "title" => {
@@ -120,6 +162,13 @@ impl Template {
                     Some(serde_json::Value::Null) | None => {}
                     Some(other) => out.push(other),
                 },
+                Part::Time(Time::Up) => {
+                    if let Some(up) = output::up_s(row, now) {
+                        out.push(output::short_duration(up));
+                    }
+                }
+                Part::Time(Time::Seen) => out.push(output::ago(row.age_s)),
+                Part::Time(Time::Expires) => out.push(output::expires(row)),
                 Part::Meta(key) => {
                     if let Some(v) = row.record.metadata.get(key) {
                         out.push(v);
@@ -128,6 +177,14 @@ impl Template {
             }
         }
         out
+    }
+
+    /// Whether the template shows what `presence open` would do, which
+    /// [`super::json::Opener`] computes.
+    pub fn opens(&self) -> bool {
+        self.0
+            .iter()
+            .any(|p| matches!(p, Part::Field(f) if f == "open" || f == "open_error"))
     }
 }
 
@@ -165,10 +222,46 @@ mod tests {
         }
     }
 
+    fn render(t: &Template, row: &Row) -> Styled {
+        let open = OpenRow {
+            row,
+            open: None,
+            open_error: Some("no endpoint".into()),
+        };
+        t.render(&open, 100.0)
+    }
+
     #[test]
     fn renders_fields_and_braces() {
         let t = Template::parse("{client}@{host} {{{title}}} #{seq} {ended_at}|").unwrap();
-        assert_eq!(t.render(&row()).as_str(), "gateway@laptop {Fix {it}} #3 |");
+        assert_eq!(
+            render(&t, &row()).as_str(),
+            "gateway@laptop {Fix {it}} #3 |"
+        );
+    }
+
+    /// `{open}` is the command line `open --print` prints, `{open_error}`
+    /// why there is none; `{up}`, `{seen}` and `{expires}` are the
+    /// table's cells.
+    #[test]
+    fn open_and_the_tables_times() {
+        let t = Template::parse("{open}|{open_error}|{up}|{seen}|{expires}").unwrap();
+        let mut r = row();
+        r.record.started_at = Some(100.0 - 125.0);
+        let argv = ["ssh", "-t", "--", "al@desk", "cd -- /x && exec sh"].map(String::from);
+        let open = OpenRow {
+            row: &r,
+            open: Some(argv.to_vec()),
+            open_error: None,
+        };
+        assert_eq!(
+            t.render(&open, 100.0).as_str(),
+            "ssh -t -- al@desk 'cd -- /x && exec sh'||2m|1s ago|in 89s"
+        );
+        r.live = false;
+        r.state = presence::State::Expired;
+        r.record.started_at = None;
+        assert_eq!(render(&t, &r).as_str(), "|no endpoint||1s ago|expired");
     }
 
     #[test]
@@ -178,6 +271,12 @@ mod tests {
             err.contains("'{hots}'") && err.contains("host") && err.contains("title"),
             "{err}"
         );
+        for name in ["open", "open_error", "up", "seen", "expires"] {
+            assert!(
+                err.contains(&format!(" {name},")) || err.ends_with(name),
+                "{err}"
+            );
+        }
         assert!(Template::parse("a } b").is_err());
         assert!(Template::parse("{{literal}}").is_ok());
     }
@@ -203,9 +302,9 @@ mod tests {
     fn metadata_keys_and_escapes() {
         let t =
             Template::parse("{session_id}\\t{metadata.branch}|{metadata.none}|\\\\\\n").unwrap();
-        assert_eq!(t.render(&row()).as_str(), "s1\tmain||\\\n");
+        assert_eq!(render(&t, &row()).as_str(), "s1\tmain||\\\n");
         // A value from another device is escaped like every field.
         let t = Template::parse("{metadata.evil}").unwrap();
-        assert_eq!(t.render(&row()).as_str(), "\\e]52;c;QQ==\\x07");
+        assert_eq!(render(&t, &row()).as_str(), "\\e]52;c;QQ==\\x07");
     }
 }

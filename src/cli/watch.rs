@@ -8,6 +8,7 @@ use clap::Args;
 use presence::limits::MIN_POLL;
 use presence::{Event, Registry, Row, WatchOptions, Watcher};
 use signal_hook::consts::{SIGINT, SIGTERM};
+use unicode_width::UnicodeWidthStr;
 
 use super::json::{Opener, WatchEvent};
 use super::output::{self, Out, Styled};
@@ -74,9 +75,88 @@ struct Printer {
     json: Option<Opener>,
     seq: u64,
     epoch: String,
+    /// The widths of the human lines' session, client@host and status
+    /// columns: those of the widest cells seen so far (the initial set's
+    /// at first), up to [`MAX_CELL`], so that the lines stay in columns.
+    widths: [usize; 3],
+}
+
+/// The width of the event column of human lines: `update (status, title)`.
+const EVENT_WIDTH: usize = 22;
+
+/// The widest a padded column of human lines grows; a wider cell is shown
+/// whole, beyond it.
+const MAX_CELL: usize = 32;
+
+/// The event column of a human line: `live` (the initial set), `up`,
+/// `update (FIELDS)`, `down (REASON)`; fields that do not fit
+/// [`EVENT_WIDTH`] are counted (`update (status, +2)`).
+fn event_word(event: &str, extra: &Extra) -> String {
+    match extra {
+        Extra::Initial => "live".into(),
+        Extra::Reason(reason) => format!("down ({})", reason_word(*reason)),
+        Extra::Changed(c) => {
+            let mut shown = c.len();
+            loop {
+                let mut text = c[..shown].join(", ");
+                if shown < c.len() {
+                    if shown > 0 {
+                        text.push_str(", ");
+                    }
+                    text.push_str(&format!("+{}", c.len() - shown));
+                }
+                let word = format!("update ({text})");
+                if word.len() <= EVENT_WIDTH || shown == 0 {
+                    return word;
+                }
+                shown -= 1;
+            }
+        }
+        Extra::None => event.to_string(),
+    }
+}
+
+fn reason_word(reason: presence::DownReason) -> &'static str {
+    match reason {
+        presence::DownReason::Cleared => "cleared",
+        presence::DownReason::Expired => "expired",
+        presence::DownReason::Superseded => "superseded",
+        _ => "gone",
+    }
+}
+
+/// The session, client@host and status cells of a human line, made safe.
+fn cells(row: &Row) -> [Styled; 3] {
+    let r = &row.record;
+    [
+        Styled::new(if row.local { "*" } else { "" }).text(&r.session_id),
+        Styled::new(r.client_or_source()).text("@").text(&r.host),
+        Styled::new(&r.status),
+    ]
 }
 
 impl Printer {
+    /// Widens the columns for `rows` (the initial set, before it is printed).
+    fn fit(&mut self, rows: &[&Row]) {
+        for row in rows {
+            self.widen(&cells(row));
+        }
+    }
+
+    fn widen(&mut self, cells: &[Styled; 3]) {
+        for (w, c) in self.widths.iter_mut().zip(cells) {
+            *w = (*w).max(c.as_str().width().min(MAX_CELL));
+        }
+    }
+
+    /// The time and event columns of a human line.
+    fn lead(what: &str) -> String {
+        format!(
+            "{}  {what:<EVENT_WIDTH$}  ",
+            chrono::Local::now().format("%H:%M:%S")
+        )
+    }
+
     fn line(&mut self, out: &mut Out, event: &str, row: &Row, extra: Extra) -> anyhow::Result<()> {
         self.seq += 1;
         if let Some(opener) = &self.json {
@@ -90,31 +170,14 @@ impl Printer {
             }
             out.json_line(&v)?;
         } else {
-            let r = &row.record;
-            let what = match extra {
-                Extra::Reason(reason) => format!(
-                    "down ({})",
-                    serde_json::to_value(reason)?.as_str().unwrap_or("")
-                ),
-                Extra::Changed(c) => format!("update ({})", c.join(", ")),
-                _ => event.to_string(),
-            };
-            let line = Styled::new(format_args!(
-                "{}  {:<16} {}",
-                chrono::Local::now().format("%H:%M:%S"),
-                what,
-                if row.local { "*" } else { "" },
-            ))
-            .text(&r.session_id)
-            .text("  ")
-            .text(r.client_or_source())
-            .text("@")
-            .text(&r.host)
-            .text("  ")
-            .text(&r.status)
-            .text("  ")
-            .prose(&r.title);
-            out.line(&line)?;
+            let cells = cells(row);
+            self.widen(&cells);
+            let mut line = Styled::new(Self::lead(&event_word(event, &extra)));
+            for (cell, w) in cells.iter().zip(self.widths) {
+                let pad = w.saturating_sub(cell.as_str().width());
+                line = line.then(cell).text(format_args!("{:pad$}  ", ""));
+            }
+            out.line(&line.prose(&row.record.title).trimmed())?;
         }
         out.flush()?;
         Ok(())
@@ -130,11 +193,7 @@ impl Printer {
         } else {
             // A person sees "nothing live" rather than a blank screen that
             // might still be loading.
-            out.say(format_args!(
-                "{}  {:<16} {count} live",
-                chrono::Local::now().format("%H:%M:%S"),
-                "ready"
-            ))?;
+            out.say(format_args!("{}{count} live", Self::lead("ready")))?;
         }
         out.flush()?;
         Ok(())
@@ -177,15 +236,21 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> anyhow::Result<Exit> {
         json: args.json.then_some(opener),
         seq: 0,
         epoch: epoch(),
+        widths: [0; 3],
     };
     let mut out = output::stdout();
-    for e in watcher.initial_events() {
-        match &e {
+    let initial = watcher.initial_events();
+    p.fit(&initial.iter().filter_map(Event::row).collect::<Vec<_>>());
+    for e in &initial {
+        match e {
             Event::Up(row) => p.line(&mut out, "up", row, Extra::Initial)?,
-            _ => p.event(&mut out, &e)?,
+            _ => p.event(&mut out, e)?,
         }
     }
-    while sub.rx.try_recv().is_err() {
+    // Until a signal, or until the reader of a pipe has gone: a status bar
+    // that restarts closes its end, and a quiet directory might print
+    // nothing for hours that would tell this one so.
+    while sub.rx.try_recv().is_err() && !output::reader_gone() {
         for e in watcher.next_events(TICK, presence::unix_now)? {
             p.event(&mut out, &e)?;
             if let Some(on) = &mut on

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::liveness::State;
 use crate::row::Row;
 
 /// Why a session left the live set.
@@ -38,7 +39,11 @@ pub enum Event {
     },
     /// A session left the live set.
     Down {
-        /// The last live version seen.
+        /// The last live version seen, as it left: `live` is false and
+        /// `state` says how — [`State::Ended`] (cleared),
+        /// [`State::Stale`] or [`State::Expired`] (expired),
+        /// [`State::Superseded`] (its `superseded_by` names the successor's
+        /// file).
         row: Row,
         /// Why.
         reason: DownReason,
@@ -91,6 +96,8 @@ pub(crate) struct Snapshot {
     /// `(group, session)` → whether that session's life is ended, for every
     /// session with a record in the group (live or not).
     pub sessions: BTreeMap<(Key, String), bool>,
+    /// The state of each group that has records but no live life.
+    pub states: BTreeMap<Key, State>,
 }
 
 impl Snapshot {
@@ -105,6 +112,8 @@ impl Snapshot {
                 .insert((key(&row), row.record.session_id.clone()), ended);
             if row.live {
                 s.live.insert(key(&row), row);
+            } else {
+                s.states.insert(key(&row), row.state);
             }
         }
         s
@@ -181,6 +190,20 @@ fn in_order(live: &BTreeMap<Key, Row>) -> Vec<(&Key, &Row)> {
     rows
 }
 
+/// `before`, the last live version of a session, as it left the live set
+/// in `state`: what a consumer that keeps its model from the rows of the
+/// events must see (a `down` row that still said `live` would mark the
+/// session live on the very event that says it left).
+fn gone(before: &Row, state: State) -> Row {
+    let mut row = before.clone();
+    row.live = false;
+    row.state = state;
+    if state == State::Ended {
+        row.expires_in_s = None;
+    }
+    row
+}
+
 /// The events that turn `old` into `new` (pure).
 pub(crate) fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
     let mut events = Vec::new();
@@ -189,14 +212,16 @@ pub(crate) fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
     for (k, before) in in_order(&old.live) {
         match new.live.get(k) {
             Some(after) if after.record.session_id != before.record.session_id => {
+                let mut row = gone(before, State::Superseded);
+                row.superseded_by = Some(after.file.clone());
                 events.push(Event::Down {
-                    row: before.clone(),
+                    row,
                     reason: DownReason::Superseded,
                 });
             }
             Some(after) if new_life(before, after) => {
                 events.push(Event::Down {
-                    row: before.clone(),
+                    row: gone(before, State::Ended),
                     reason: DownReason::Cleared,
                 });
             }
@@ -221,8 +246,13 @@ pub(crate) fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
                     // clears by deleting) or by `expire`.
                     None => DownReason::Cleared,
                 };
+                let state = match (reason, new.states.get(k)) {
+                    (DownReason::Cleared, _) => State::Ended,
+                    (_, Some(&s @ (State::Stale | State::Expired))) => s,
+                    _ => State::Expired,
+                };
                 events.push(Event::Down {
-                    row: before.clone(),
+                    row: gone(before, state),
                     reason,
                 });
             }
@@ -245,7 +275,6 @@ pub(crate) fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::liveness::State;
     use crate::record::Record;
 
     fn row(session: &str, endpoint: &str, status: &str, file: &str) -> Row {
@@ -277,8 +306,10 @@ mod tests {
 
     fn dead(mut r: Row, ended: bool) -> Row {
         r.live = false;
+        r.state = State::Stale;
         if ended {
             r.record.ended_at = Some(1.0);
+            r.state = State::Ended;
         }
         r
     }
@@ -374,6 +405,53 @@ mod tests {
         ];
         for (case, old, new, want) in cases {
             assert_eq!(names(&diff(&old, &new)), want, "{case}");
+        }
+    }
+
+    /// A `down` row is the last live version as it left: never `live`, and
+    /// its `state` says how (a consumer that keeps its model from
+    /// `record.state` must not mark the session live on its `down`).
+    #[test]
+    fn down_rows_carry_the_state_they_went_down_in() {
+        let a = row("a", "", "idle", "i.a.json");
+        let mut expired = dead(a.clone(), false);
+        expired.state = State::Expired;
+        let s1 = row("run1", "tmux://h/x", "idle", "i.run1.json");
+        let s2 = row("run2", "tmux://h/x", "idle", "i.run2.json");
+        let snap = |rows: Vec<Row>| Snapshot::from_rows(rows);
+        let cases = [
+            (
+                snap(vec![a.clone()]),
+                snap(vec![dead(a.clone(), true)]),
+                State::Ended,
+            ),
+            (snap(vec![a.clone()]), snap(vec![]), State::Ended),
+            (
+                snap(vec![a.clone()]),
+                snap(vec![dead(a.clone(), false)]),
+                State::Stale,
+            ),
+            (snap(vec![a.clone()]), snap(vec![expired]), State::Expired),
+            (
+                snap(vec![s1.clone()]),
+                snap(vec![s2.clone()]),
+                State::Superseded,
+            ),
+        ];
+        for (old, new, want) in cases {
+            let events = diff(&old, &new);
+            let Some(Event::Down { row, .. }) = events.first() else {
+                panic!("no down: {events:?}");
+            };
+            assert!(!row.live, "{row:?}");
+            assert_eq!(row.state, want);
+            assert_eq!(row.record, old.rows()[0].record, "the last live version");
+            if want == State::Superseded {
+                assert_eq!(row.superseded_by.as_deref(), Some("i.run2.json"));
+            }
+            if want == State::Ended {
+                assert_eq!(row.expires_in_s, None);
+            }
         }
     }
 

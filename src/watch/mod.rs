@@ -486,6 +486,9 @@ impl Watcher {
                 }
             }
             if state != State::Live {
+                if emit {
+                    new.states.insert(key, state);
+                }
                 continue;
             }
             // The winner is the newest file read in this batch, if it was read.

@@ -923,6 +923,249 @@ fn bash_completion_offers_profiles_statuses_commands_after_run_and_no_hidden_com
     }
 }
 
+/// A device whose default profile has two live sessions (one of another
+/// device, on `desktop`, and one whose id a shell would evaluate), and
+/// whose profile `hermes` has one of its own.
+fn live_world(w: &World) -> Device {
+    let a = w.bare_device("a");
+    let hermes = w.tmp.path().join("hermes");
+    a.write_config(&format!(
+        "[profiles.default]\ndir = {:?}\n[profiles.hermes]\ndir = {:?}\n",
+        w.shared().display().to_string(),
+        hermes.display().to_string()
+    ));
+    a.publish("solo-7f2", &[]);
+    a.run(&["--profile", "hermes", "publish", "--session", "herm-1"])
+        .success();
+    let t = now();
+    for (session, file) in [
+        ("gw-9", "desktop.gw-9.json"),
+        ("x$(touch pwned)", "desktop.x.json"),
+    ] {
+        let json = serde_json::json!({
+            "version": 1, "session_id": session, "client": "gateway", "profile": "default",
+            "host": "desktop", "started_at": t - 10.0, "updated_at": t, "expires_at": t + 600.0,
+        });
+        write_record(&w.shared(), file, &json);
+    }
+    a
+}
+
+/// `presence complete sessions|hosts`: the live ids and hosts, only those a
+/// shell may be given.
+#[test]
+fn complete_lists_live_sessions_and_hosts_a_shell_may_be_given() {
+    let w = World::new();
+    let a = live_world(&w);
+    let sessions = a.run(&["complete", "sessions"]).success().stdout;
+    assert_eq!(sessions, "solo-7f2\ngw-9\n");
+    let mut hosts: Vec<String> = a
+        .run(&["complete", "hosts"])
+        .success()
+        .stdout
+        .lines()
+        .map(String::from)
+        .collect();
+    assert!(hosts.iter().any(|h| h == "desktop"), "{hosts:?}");
+    hosts.retain(|h| h != "desktop");
+    assert_eq!(hosts, [a.show("solo-7f2").host]);
+    assert_eq!(
+        a.run(&["--profile", "hermes", "complete", "sessions"])
+            .success()
+            .stdout,
+        "herm-1\n"
+    );
+    // No configuration, no directory: nothing, quietly.
+    let b = w.bare_device("b");
+    let out = b.run(&["complete", "sessions"]).success();
+    assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("", ""));
+}
+
+#[test]
+fn bash_completion_offers_live_sessions_and_hosts() {
+    let w = World::new();
+    let a = live_world(&w);
+    let both = ["solo-7f2", "gw-9"];
+    assert_eq!(bash_complete(&a, &["presence", "show", ""]), both);
+    assert_eq!(bash_complete(&a, &["presence", "open", "so"]), ["solo-7f2"]);
+    assert_eq!(
+        bash_complete(&a, &["presence", "clear", "--session", ""]),
+        both
+    );
+    assert_eq!(
+        bash_complete(&a, &["presence", "list", "--session", "g"]),
+        ["gw-9"]
+    );
+    assert_eq!(
+        bash_complete(&a, &["presence", "list", "--host", "des"]),
+        ["desktop"]
+    );
+    // Of the profile the command line names.
+    assert_eq!(
+        bash_complete(&a, &["presence", "--profile", "hermes", "show", ""]),
+        ["herm-1"]
+    );
+    assert_eq!(
+        bash_complete(&a, &["presence", "show", "--profile", "he"]),
+        ["hermes"]
+    );
+    let flags = bash_complete(&a, &["presence", "show", "--j"]);
+    assert_eq!(flags, ["--json"]);
+    assert!(!w.tmp.path().join("pwned").exists() && !a.root.join("pwned").exists());
+}
+
+/// What fish completes for `line` (`complete -C`), the candidates without
+/// their descriptions.
+fn fish_complete(dev: &Device, line: &str) -> Vec<String> {
+    let script = format!(
+        "presence completions fish | source; complete -C {}",
+        serde_json::to_string(line).unwrap().replace('$', "\\$")
+    );
+    let out = run_ok(
+        dev.program(require_tool("fish"))
+            .args(["--no-config", "-c", &script])
+            .current_dir(&dev.root),
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split('\t').next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn fish_completion_offers_live_sessions_hosts_and_global_profiles() {
+    let w = World::new();
+    let a = live_world(&w);
+    let mut both = fish_complete(&a, "presence show ");
+    both.sort();
+    assert_eq!(both, ["gw-9", "solo-7f2"]);
+    assert_eq!(fish_complete(&a, "presence open so"), ["solo-7f2"]);
+    assert_eq!(
+        fish_complete(&a, "presence clear --session so"),
+        ["solo-7f2"]
+    );
+    assert_eq!(fish_complete(&a, "presence list --session g"), ["gw-9"]);
+    assert_eq!(fish_complete(&a, "presence list --host des"), ["desktop"]);
+    assert_eq!(
+        fish_complete(&a, "presence --profile hermes show "),
+        ["herm-1"]
+    );
+    // The global place the README writes it in: profiles, not files.
+    let mut profiles = fish_complete(&a, "presence --profile ");
+    profiles.sort();
+    assert_eq!(profiles, ["default", "hermes"]);
+    assert_eq!(fish_complete(&a, "presence list --profile he"), ["hermes"]);
+    assert!(!w.tmp.path().join("pwned").exists() && !a.root.join("pwned").exists());
+}
+
+/// zsh completes in a real terminal only: each of `lines` is typed into a
+/// zsh in a tmux pane, then Tab; the line as the completion left it (the
+/// space after a whole word is not seen: tmux trims it).
+fn zsh_complete(w: &World, dev: &Device, lines: &[&str]) -> Vec<String> {
+    let tmpdir = w.tmp.path().join("tmux");
+    let fpath = w.tmp.path().join("zfunc");
+    std::fs::create_dir_all(&tmpdir).unwrap();
+    std::fs::create_dir_all(&fpath).unwrap();
+    let script = dev.run(&["completions", "zsh"]).success().stdout;
+    std::fs::write(fpath.join("_presence"), script).unwrap();
+    let tmux = |args: &[&str]| {
+        let mut c = dev.program(require_tool("tmux"));
+        c.env("TMUX_TMPDIR", &tmpdir).env("TERM", "xterm-256color");
+        String::from_utf8(run_ok(c.args(args)).stdout).unwrap()
+    };
+    struct Server<'a>(&'a dyn Fn(&[&str]) -> String);
+    impl Drop for Server<'_> {
+        fn drop(&mut self) {
+            (self.0)(&["kill-server"]);
+        }
+    }
+    let zsh = require_tool("zsh");
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "z",
+        "-x",
+        "120",
+        "-y",
+        "20",
+        zsh.to_str().unwrap(),
+        "-f",
+    ]);
+    let _server = Server(&tmux);
+    let screen = || tmux(&["capture-pane", "-p", "-t", "z"]);
+    let setup = format!(
+        "fpath=({} $fpath); autoload -U compinit; compinit -u; PS1='Z>'; cd {}",
+        fpath.display(),
+        dev.root.display()
+    );
+    tmux(&["send-keys", "-t", "z", &setup, "Enter"]);
+    wait_for("zsh's prompt", PATIENCE, || {
+        let text = screen();
+        if text.lines().any(|l| l == "Z>") {
+            Ok(())
+        } else {
+            Err(text)
+        }
+    });
+    let mut got = Vec::new();
+    for line in lines {
+        tmux(&["send-keys", "-t", "z", "-l", line]);
+        tmux(&["send-keys", "-t", "z", "Tab"]);
+        // Completed once the line has grown past what was typed.
+        let (done, _) = wait_for("zsh to complete", PATIENCE, || {
+            let text = screen();
+            match text.lines().rev().find(|l| l.starts_with("Z>")) {
+                Some(l) if l.len() > line.len() + 2 => Ok(l[2..].to_string()),
+                _ => Err(text),
+            }
+        });
+        got.push(done);
+        tmux(&["send-keys", "-t", "z", "C-u"]);
+        tmux(&["send-keys", "-t", "z", "clear", "Enter"]);
+        wait_for("a clear screen", PATIENCE, || {
+            let text = screen();
+            if text.trim_end() == "Z>" {
+                Ok(())
+            } else {
+                Err(text)
+            }
+        });
+    }
+    got
+}
+
+#[test]
+fn zsh_completion_offers_live_sessions_and_hosts() {
+    let w = World::new();
+    let a = live_world(&w);
+    let got = zsh_complete(
+        &w,
+        &a,
+        &[
+            "presence show so",
+            "presence open g",
+            "presence clear --session so",
+            "presence list --session g",
+            "presence list --host des",
+            "presence --profile hermes show h",
+        ],
+    );
+    assert_eq!(
+        got,
+        [
+            "presence show solo-7f2",
+            "presence open gw-9",
+            "presence clear --session solo-7f2",
+            "presence list --session gw-9",
+            "presence list --host desktop",
+            "presence --profile hermes show herm-1",
+        ]
+    );
+    assert!(!w.tmp.path().join("pwned").exists() && !a.root.join("pwned").exists());
+}
+
 #[test]
 fn version_names_the_crate_version() {
     let w = World::new();

@@ -225,6 +225,8 @@ pub const TOOLS: &[(&str, &str)] = &[
     ("tmux", "tmux"),
     ("strace", "strace"),
     ("man", "man-db"),
+    ("zsh", "zsh"),
+    ("fish", "fish"),
 ];
 
 /// Fails the test because `what` is missing: a test that needs a tool never

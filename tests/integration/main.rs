@@ -19,6 +19,7 @@ mod hermes;
 mod hostile;
 mod layers;
 mod lifecycle;
+mod list;
 mod lives;
 mod no_panic;
 mod notify;

@@ -47,7 +47,11 @@ fn assert_clean(what: &str, raw: &str, redraw: bool) {
     let own = regex::Regex::new(r"\x1b\[(?:0|1|2|3[0-7])m").unwrap();
     let mut text = own.replace_all(raw, "").into_owned();
     if redraw {
-        text = text.replace("\x1b[H\x1b[2J", "");
+        // `list --watch`'s own: home, clear the screen (once), clear to the
+        // end of the line and of the screen.
+        for own in ["\x1b[H", "\x1b[2J", "\x1b[K", "\x1b[J"] {
+            text = text.replace(own, "");
+        }
     }
     // The terminal's line discipline turns each \n into \r\n.
     let text = text.replace("\r\n", "\n");

@@ -78,7 +78,18 @@ fn scenario(poll: bool) {
     a.publish("s1", &["--title", "two"]);
     s.quiet_for(Duration::from_millis(700));
     a.run(&["clear", "--session", "s1"]).success();
-    assert_eq!(summary(&s.json()), format!("down s1@{host} cleared"));
+    let down = s.json();
+    assert_eq!(summary(&down), format!("down s1@{host} cleared"));
+    // The last live version, as it left: not live, in the state it went
+    // down in, with nothing to open.
+    assert_eq!(
+        (down.row().live, down.row().state.as_str()),
+        (false, "ended")
+    );
+    assert_eq!(
+        (down.row().title.as_str(), down.row().open.as_ref()),
+        ("two", None)
+    );
 
     // This device's own record, with a 1 s ttl: up, and down as expired a
     // ttl later. A watcher that a busy machine keeps from reading it within
@@ -103,6 +114,11 @@ fn scenario(poll: bool) {
     assert_eq!(summary(&up), format!("up mine@{host}"));
     assert!(up.row().local);
     assert_eq!(summary(&down), format!("down mine@{host} expired"));
+    assert!(!down.row().live, "{down:?}");
+    assert!(
+        ["stale", "expired"].contains(&down.row().state.as_str()),
+        "{down:?}"
+    );
     a.run(&["clear", "--session", "marker"]).success();
     assert_eq!(summary(&s.json()), format!("down marker@{host} cleared"));
 
@@ -110,8 +126,15 @@ fn scenario(poll: bool) {
     assert_eq!(summary(&s.json()), format!("up run1@{host}"));
     // A successor from the same device replaces it.
     b.publish("run2", &["--endpoint", "tmux://h/main"]);
-    assert_eq!(summary(&s.json()), format!("down run1@{host} superseded"));
-    assert_eq!(summary(&s.json()), format!("up run2@{host}"));
+    let down = s.json();
+    assert_eq!(summary(&down), format!("down run1@{host} superseded"));
+    assert_eq!(
+        (down.row().live, down.row().state.as_str()),
+        (false, "superseded")
+    );
+    let up = s.json();
+    assert_eq!(summary(&up), format!("up run2@{host}"));
+    assert_eq!(down.row().superseded_by.as_ref(), Some(&up.row().file));
     // Another device on that endpoint replaces nothing: it speaks only for itself.
     a.publish("run3", &["--endpoint", "tmux://h/main"]);
     assert_eq!(summary(&s.json()), format!("up run3@{host}"));
@@ -198,14 +221,17 @@ fn watch_human_lines_and_a_vanishing_directory() {
     let s = Stream::start(&a, &["watch"]);
     let line = s.next();
     assert!(
-        line.contains("up")
+        line.contains("  live  ")
             && line.contains("*s1")
             && line.contains("working")
             && line.contains("hello"),
         "{line}"
     );
     let ready = s.next();
-    assert!(ready.ends_with("  ready            1 live"), "{ready}");
+    assert!(
+        ready.ends_with("  ready                   1 live"),
+        "{ready}"
+    );
     std::fs::remove_dir_all(w.shared()).unwrap();
     let mut child = s.child;
     let (status, _) = wait_for("watch to give up on a deleted directory", PATIENCE, || {
@@ -218,6 +244,93 @@ fn watch_human_lines_and_a_vanishing_directory() {
         stderr.contains("disappeared") && stderr.contains("shared"),
         "{stderr}"
     );
+}
+
+/// The byte offset of each of `words` in `line` (ASCII lines).
+fn columns(line: &str, words: &[&str]) -> Vec<usize> {
+    words
+        .iter()
+        .map(|w| {
+            line.find(w)
+                .unwrap_or_else(|| panic!("{w:?} not in {line:?}"))
+        })
+        .collect()
+}
+
+/// Human `watch` lines stand in columns, whatever the event (also
+/// `update (status, title)`) and whatever the widths of the ids and hosts
+/// (a wider one arriving later widens its column), and the initial set
+/// says `live`, unlike a session that comes up later.
+#[test]
+fn watch_human_lines_stand_in_columns_and_the_initial_set_says_live() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &["--title", "one", "--status", "working"]);
+    a.publish(
+        "a-much-longer-id",
+        &["--client", "gateway", "--title", "two"],
+    );
+    let s = Stream::start(&a, &["watch"]);
+    let first = [s.next(), s.next()];
+    let ready = s.next();
+    assert!(ready.ends_with(" 2 live"), "{ready}");
+    for line in &first {
+        assert_eq!(&line[8..16], "  live  ", "{line}");
+    }
+    let at = columns(&first[0], &["*a-much", "gateway@", "idle", "two"]);
+    assert_eq!(
+        columns(&first[1], &["*s1", "terminal@", "working", "one"])[..3],
+        at[..3]
+    );
+    a.publish("s1", &["--title", "three", "--status", "waiting"]);
+    let update = s.next();
+    assert!(update.contains("  update (status, title)  *s1"), "{update}");
+    assert_eq!(columns(&update, &["*s1", "terminal@", "waiting"]), at[..3]);
+    a.publish("s2", &[]);
+    let up = s.next();
+    assert!(up.contains("  up  ") && !up.contains(" live "), "{up}");
+    assert_eq!(columns(&up, &["*s2", "terminal@", "idle"]), at[..3]);
+    a.run(&["clear", "--session", "s2"]).success();
+    let down = s.next();
+    assert!(down.contains("  down (cleared)  "), "{down}");
+    assert_eq!(columns(&down, &["*s2", "terminal@", "idle"]), at[..3]);
+    let (code, stderr) = s.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// `watch | head -1`: once the reader has gone, `watch` exits (0) without
+/// waiting for an event to write, which in a quiet directory may not come
+/// for hours. Nothing changes in the directory after the first line.
+#[test]
+fn watch_exits_when_its_reader_has_gone() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &[]);
+    require_tool("timeout");
+    for json in [false, true] {
+        // (`timeout` only ends what a failing run leaves behind.)
+        let watch = if json {
+            "timeout 90 presence watch --json"
+        } else {
+            "timeout 90 presence watch"
+        };
+        let mut child = a
+            .program(require_tool("bash"))
+            .args([
+                "-c",
+                &format!("{watch} | head -1 >/dev/null; echo \"${{PIPESTATUS[0]}}\""),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (status, _) = wait_for("watch to notice that its reader has gone", PATIENCE, || {
+            child.try_wait().unwrap().ok_or("still running")
+        });
+        assert!(status.success());
+        let mut rc = String::new();
+        std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut rc).unwrap();
+        assert_eq!(rc, "0\n", "{watch}");
+    }
 }
 
 #[test]
