@@ -196,6 +196,30 @@ help!(
 );
 
 help!(
+    HOOK_HERMES,
+    "  presence hook hermes                     # the command of a hook in Hermes' config.yaml
+  presence --profile work hook hermes      # the same, into another profile's directory",
+    "  0  done, or ignored: an event of no interest, input that is not an event
+     (one line on stderr); nothing is ever printed on stdout
+  1  the record cannot be written (Hermes logs the stderr line and goes on)
+  2  stdin is a terminal (the event comes from Hermes)",
+    man: "presence-hook, presence-hook-claude, presence-run",
+    doc: "docs/integrations.md#hermes-agent"
+);
+
+help!(
+    HOOK_CLAUDE,
+    "  presence hook claude                     # the command of each hook in ~/.claude/settings.json
+  presence --profile work hook claude      # the same, into another profile's directory",
+    "  0  done, or ignored: an event of no interest, input that is not an event
+     (one line on stderr); nothing is ever printed on stdout
+  1  any failure, a terminal on stdin included (Claude Code shows it as a
+     hook error that blocks nothing); never 2, which would block Claude",
+    man: "presence-hook, presence-hook-hermes, presence-watch",
+    doc: "docs/integrations.md#claude-code"
+);
+
+help!(
     SETUP,
     "  presence setup                           # on a terminal: asks where, shows the plan
   presence setup --yes --dir ~/Sync/presence
@@ -314,11 +338,21 @@ mod tests {
         }
     }
 
+    /// Every subcommand at any depth (`hook claude`, `config init`).
+    fn all_subcommands(cmd: &clap::Command) -> Vec<&clap::Command> {
+        let mut out = Vec::new();
+        for sub in cmd.get_subcommands() {
+            out.push(sub);
+            out.extend(all_subcommands(sub));
+        }
+        out
+    }
+
     #[test]
     fn every_example_parses_with_the_real_flags() {
         let cmd = Cli::command();
         let mut checked = 0;
-        for sub in cmd.get_subcommands() {
+        for sub in all_subcommands(&cmd) {
             let after = sub
                 .get_after_help()
                 .map(|h| h.to_string())

@@ -207,7 +207,7 @@ const MAIN_EXIT: [(&str, &str); 6] = [
 ];
 
 /// A variable and what it does, for ENVIRONMENT.
-const ENVIRONMENT: [(&str, &str); 11] = [
+const ENVIRONMENT: [(&str, &str); 12] = [
     (
         "PRESENCE_PROFILE",
         "The profile to use when --profile is not given (presence run sets it for its command).",
@@ -249,9 +249,13 @@ const ENVIRONMENT: [(&str, &str); 11] = [
         "Set and not empty: no colour, unless --color always.",
     ),
     (
-        "CLICOLOR_FORCE",
-        "Set, not empty and not 0: colour also into a pipe (for less -R). TERM=dumb means no \
-         colour on a terminal.",
+        "CLICOLOR_FORCE, FORCE_COLOR",
+        "Set, not empty and not 0: colour also into a pipe (for less -R), unless NO_COLOR or \
+         --color never.",
+    ),
+    (
+        "CLICOLOR",
+        "0: no colour, on a terminal too. TERM=dumb also means no colour on a terminal.",
     ),
     (
         "HOME, XDG_CONFIG_HOME, XDG_DATA_HOME",

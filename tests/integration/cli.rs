@@ -1328,7 +1328,14 @@ fn variables_read() -> Vec<String> {
                 continue;
             }
             let text = std::fs::read_to_string(&p).unwrap();
-            for call in ["var(\"", "var_os(\"", "env_value(\"", "env(\"", "env = \""] {
+            for call in [
+                "var(\"",
+                "var_os(\"",
+                "env_value(\"",
+                "env(\"",
+                "env = \"",
+                "forced(\"",
+            ] {
                 for (at, _) in text.match_indices(call) {
                     let rest = &text[at + call.len()..];
                     let name = &rest[..rest.find('"').unwrap()];
@@ -1389,7 +1396,6 @@ fn the_man_pages_have_the_sections_man_readers_look_for() {
         // The subcommands' pages whose --help has examples.
         if text.contains("presence\\-")
             && !name.starts_with("presence-config-")
-            && name != "presence-hook-hermes.1"
             && name != "presence.1"
         {
             for section in ["\nEXAMPLES\n", "\nEXIT STATUS\n"] {
@@ -1418,6 +1424,7 @@ fn the_man_pages_have_the_sections_man_readers_look_for() {
         "PRESENCE_INSTANCE",
         "NO_COLOR",
         "CLICOLOR_FORCE",
+        "FORCE_COLOR",
     ] {
         assert!(
             read.iter().any(|r| r == name),

@@ -46,10 +46,12 @@ pub struct HookArgs {
 pub enum Agent {
     /// Hermes Agent's shell hook: reads the event JSON on stdin, publishes or
     /// clears the session it names; prints nothing on stdout
+    #[command(after_help = crate::cli::help::HOOK_HERMES)]
     Hermes,
     /// Claude Code's command hook: reads the event JSON on stdin, publishes,
     /// updates or clears the session it names; prints nothing on stdout and
     /// never exits 2 (which would block Claude)
+    #[command(after_help = crate::cli::help::HOOK_CLAUDE)]
     Claude,
 }
 
