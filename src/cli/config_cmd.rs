@@ -108,6 +108,13 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
                     }
                 }
             }
+            let agents: Vec<String> = p.discover.iter().map(|a| q(a)).collect();
+            writeln!(
+                out,
+                "\n# The local agents whose sessions `presence refresh` publishes"
+            )?;
+            writeln!(out, "[discover]")?;
+            writeln!(out, "agents = [{}]", agents.join(", "))?;
         }
         Action::Init => {
             if path.exists() {

@@ -30,6 +30,9 @@ pub(crate) struct Config {
     pub profiles: BTreeMap<String, ProfileSettings>,
     /// The `[open.handlers.SCHEME]` tables, checked.
     pub open_handlers: crate::open::Handlers,
+    /// `[discover] agents`, checked: each one of [`AGENTS`](super::AGENTS),
+    /// once, in the file's order.
+    pub discover: Vec<&'static str>,
 }
 
 /// One `[profiles.NAME]` table as written; unset fields take defaults.
@@ -215,6 +218,50 @@ struct FileShape {
     profiles: BTreeMap<String, ProfileSettings>,
     #[serde(default)]
     open: OpenSettings,
+    #[serde(default)]
+    discover: DiscoverSettings,
+}
+
+/// `[discover]`: the local agents whose sessions the refresher publishes.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct DiscoverSettings {
+    /// Checked by [`discover_agents`], so that the error names the value.
+    agents: Option<toml::Value>,
+}
+
+/// `[discover] agents`: an array of agent names, each one of
+/// [`AGENTS`](super::AGENTS). A name given twice counts once.
+fn discover_agents(value: Option<toml::Value>) -> Result<Vec<&'static str>, String> {
+    let known = super::AGENTS.join(", ");
+    let Some(value) = value else {
+        return Ok(Vec::new());
+    };
+    let toml::Value::Array(items) = value else {
+        return Err(format!(
+            "[discover] agents must be an array of agent names, e.g. agents = [\"claude-code\", \
+             \"codex\"] (the agents presence can discover: {known})"
+        ));
+    };
+    let mut agents = Vec::new();
+    for item in items {
+        let toml::Value::String(name) = &item else {
+            return Err(format!(
+                "[discover] agents holds {item}, which is not an agent name; write names in \
+                 quotes, from: {known}"
+            ));
+        };
+        let Some(agent) = super::AGENTS.iter().find(|a| **a == name) else {
+            return Err(format!(
+                "[discover] agents names {name:?}, which presence cannot discover; the agents \
+                 it can discover are {known}"
+            ));
+        };
+        if !agents.contains(agent) {
+            agents.push(*agent);
+        }
+    }
+    Ok(agents)
 }
 
 /// `[open]`: how `presence open` acts on endpoints.
@@ -279,10 +326,16 @@ impl Config {
                 path: path.to_path_buf(),
                 message: e.to_string(),
             })?;
+        let discover =
+            discover_agents(shape.discover.agents).map_err(|message| ConfigError::Parse {
+                path: path.to_path_buf(),
+                message,
+            })?;
         Ok(Config {
             default_profile: shape.default_profile,
             profiles: shape.profiles,
             open_handlers,
+            discover,
         })
     }
 

@@ -39,6 +39,11 @@ use file::{Config, DurationSetting, ProfileSettings};
 use hermes::{HERMES_PROFILE, hermes_dir, is_hermes_dir};
 use paths::{check_dir, expand_path, resolve_existing};
 
+/// The local agents whose sessions discovery can publish, as `[discover]
+/// agents` spells them; each is also the `client` of the records it
+/// publishes.
+pub(crate) const AGENTS: [&str; 4] = ["claude-code", "codex", "hermes", "opencode"];
+
 /// Which records `list` and `watch` show.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -102,6 +107,10 @@ pub struct Profile {
     pub expires_others: bool,
     /// The `[open.handlers.SCHEME]` tables in force, checked.
     pub open_handlers: crate::open::Handlers,
+    /// `[discover] agents`: the local agents whose live sessions the
+    /// refresher publishes (none by default). Like the open handlers, it is
+    /// not part of any profile.
+    pub discover: Vec<&'static str>,
 }
 
 impl Profile {
@@ -256,6 +265,7 @@ impl Config {
             label,
             show,
             open_handlers: self.open_handlers.clone(),
+            discover: self.discover.clone(),
         })
     }
 

@@ -701,3 +701,46 @@ fn the_refresh_rule_says_one_thing_everywhere() {
         "{err}"
     );
 }
+
+#[test]
+fn discover_names_known_agents_once_and_refuses_the_rest() {
+    let agents = |text: &str| Config::parse(text, &src().path).map(|c| c.discover);
+    assert_eq!(agents("").unwrap(), Vec::<&str>::new());
+    assert_eq!(agents("[discover]\n").unwrap(), Vec::<&str>::new());
+    assert_eq!(
+        agents("[discover]\nagents = []\n").unwrap(),
+        Vec::<&str>::new()
+    );
+    assert_eq!(
+        agents("[discover]\nagents = [\"codex\", \"claude-code\", \"codex\"]\n").unwrap(),
+        ["codex", "claude-code"]
+    );
+    // The profile carries it, whichever profile.
+    let p = profile("[discover]\nagents = [\"hermes\"]\n", None).unwrap();
+    assert_eq!(p.discover, ["hermes"]);
+    for (text, says) in [
+        (
+            "[discover]\nagents = [\"claude\"]\n",
+            "names \"claude\", which presence cannot discover",
+        ),
+        (
+            "[discover]\nagents = \"codex\"\n",
+            "must be an array of agent names",
+        ),
+        (
+            "[discover]\nagents = [1]\n",
+            "holds 1, which is not an agent name",
+        ),
+        ("[discover]\nagent = [\"codex\"]\n", "unknown field `agent`"),
+    ] {
+        let e = agents(text).unwrap_err().to_string();
+        assert!(e.contains(says), "{text}: {e}");
+        assert!(e.contains("config.toml"), "{text}: {e}");
+        if !says.starts_with("unknown") {
+            assert!(
+                e.contains("claude-code, codex, hermes, opencode"),
+                "{text}: {e}"
+            );
+        }
+    }
+}
