@@ -233,10 +233,11 @@ fn config_init_pins_no_default_and_states_each_one() {
         in_defaults &= !line.starts_with("# [profiles.");
         // A table of its own after the profiles (`[discover]`) states its
         // defaults too, commented, without being uncommented here.
-        if let Some(setting) = line.strip_prefix("# ").filter(|s| s.contains(" = ")) {
-            if !in_defaults && !setting.starts_with("dir ") {
-                stated_elsewhere.insert(setting.split(' ').next().unwrap().to_string());
-            }
+        if let Some(setting) = line
+            .strip_prefix("# ")
+            .filter(|s| !in_defaults && s.contains(" = ") && !s.starts_with("dir "))
+        {
+            stated_elsewhere.insert(setting.split(' ').next().unwrap().to_string());
         }
         match line.strip_prefix("# ") {
             Some(setting)
