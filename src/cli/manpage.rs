@@ -17,6 +17,7 @@ pub fn write(dir: &Path) -> anyhow::Result<()> {
     // The plain version, so that the checked-in pages do not change at
     // every commit.
     let mut cmd = super::Cli::command()
+        .version(env!("CARGO_PKG_VERSION"))
         .long_version(None::<&str>)
         .disable_help_subcommand(true);
     cmd.build();
