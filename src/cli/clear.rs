@@ -19,7 +19,9 @@ pub struct ClearArgs {
 }
 
 pub fn run(ctx: &Ctx, mut args: ClearArgs) -> anyhow::Result<Exit> {
-    if args.session.is_none() && args.instance.is_none() {
+    // A bare clear: inside `presence run`, the end of its session.
+    let bare = args.session.is_none() && args.instance.is_none();
+    if bare {
         (args.session, args.instance) = super::publish::session_from_env(None, None)?;
     }
     if args.session.is_none() && args.instance.is_none() {
@@ -38,8 +40,13 @@ pub fn run(ctx: &Ctx, mut args: ClearArgs) -> anyhow::Result<Exit> {
         .with_context(|| format!("cannot clear records in {}", dir.display()))?;
     let mut out = output::stdout();
     for c in &outcome.cleared {
-        if !ctx.global.quiet {
-            out.say(format_args!("cleared {} ({})", c.record.session_id, c.file))?;
+        let msg = format!("cleared {} ({})", c.record.session_id, c.file);
+        if bare {
+            // Inside `presence run`, stdout is the wrapped command's own
+            // output: as for a bare publish, the clear says nothing there.
+            ctx.detail(msg);
+        } else if !ctx.global.quiet {
+            out.say(msg)?;
         }
     }
     if outcome.changed_meanwhile > 0 {

@@ -313,6 +313,7 @@ fn a_bare_clear_inside_run_ends_its_record() {
     let wrapper = a
         .cmd()
         .args(["run", "--session", "c", "--", "sh", "-c", &script])
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -327,6 +328,9 @@ fn a_bare_clear_inside_run_ends_its_record() {
     let out = wrapper.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    // Like a bare publish, a bare clear says nothing into the command's
+    // stdout.
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     assert_eq!(a.show("c").state, "ended");
 }
 
