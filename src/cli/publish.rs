@@ -246,6 +246,28 @@ pub fn run(ctx: &Ctx, cmd: PublishCmd) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
+/// An endpoint whose host names the machine it is opened on (`localhost`,
+/// `127.0.0.1`, `::1`, `*.localhost`): it opens, but on another device it
+/// reaches that device, not this one.
+fn loopback(endpoint: &str) -> Option<Unopenable> {
+    let host = open::Endpoint::parse(endpoint)
+        .ok()?
+        .host
+        .to_ascii_lowercase();
+    let is_loopback = host == "localhost"
+        || host.ends_with(".localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    is_loopback.then(|| Unopenable {
+        message: format!(
+            "its host '{host}' is whichever machine opens it: on another device it reaches \
+             that device, not this one; name this machine (e.g. $(hostname))"
+        ),
+        refuse: true,
+    })
+}
+
 /// Checks the endpoint `req` gives ([`unopenable`]) before it is written:
 /// the problem to warn of once it is, or, when `--strict` (`flag`) or the
 /// profile's `strict = true` refuses it, the error printed and the exit
@@ -364,7 +386,8 @@ pub fn unopenable(endpoint: &str, session_id: &str, here: &open::Handlers) -> Op
         }
     };
     match open::argv(endpoint, &open::Handlers::default(), target) {
-        Ok(_) | Err(OpenError::NoEndpoint) => None,
+        Ok(_) => loopback(endpoint),
+        Err(OpenError::NoEndpoint) => None,
         Err(OpenError::UnknownScheme { scheme, known }) => match here.configured(&scheme) {
             None => Some(Unopenable {
                 message: format!(

@@ -837,6 +837,18 @@ fn publish_warns_of_an_endpoint_that_will_not_open() {
         ),
         ("zed://vm/x", "no handler for scheme 'zed'"),
         (
+            "tmux://localhost/main",
+            "its host 'localhost' is whichever machine opens it",
+        ),
+        (
+            "http://127.0.0.1:3000/",
+            "its host '127.0.0.1' is whichever machine opens it",
+        ),
+        (
+            "ssh://[::1]",
+            "its host '::1' is whichever machine opens it",
+        ),
+        (
             "https://h/x/ghp_abcdefghijklmnopqrstuvwxyz0123456789",
             "the endpoint was redacted",
         ),
