@@ -1,7 +1,7 @@
 //! `presence doctor`: checks of the configuration, the directory, the sync
 //! engine around it and the records in it, each with a verdict and a fix.
 //!
-//! [`run`] lists the checks in the order they are reported. Each check is one
+//! [`doctor`] lists the checks in the order they are reported. Each check is one
 //! function, kept with the others that look at the same thing: the directory
 //! itself (`directory`), the sync engine around it (`sync`), the records
 //! in it (`records`) and what keeps this device's records fresh

@@ -231,7 +231,7 @@ impl Dir {
     /// The canonical path (absolute, symlinks resolved) when the directory
     /// was opened through its resolved path ([`SharedDir::open`] of a
     /// directory that exists or existed); `None` for a path as spelled
-    /// ([`Dir::open_path`]) or a directory never seen. The per-record lock
+    /// (`Dir::open_path`, in tests) or a directory never seen. The per-record lock
     /// and the ledger are keyed by it: [`Dir::path`] may be a spelling.
     pub fn canonical(&self) -> Option<&Path> {
         self.canonical.then_some(self.path.as_path())

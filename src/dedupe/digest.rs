@@ -38,8 +38,8 @@ impl Digest {
         self.0
     }
 
-    /// The digest of a group key (see [`Record::group_key`]) of records by
-    /// `author` ([`crate::identity::author`]): a device's records never
+    /// The digest of a group key (see [`Record::group_key`](crate::record::Record::group_key)) of records by
+    /// `author` ([`crate::record::author`]): a device's records never
     /// share a group with another device's, nor signed ones with unsigned.
     pub(crate) fn group(author: &str, (profile, client, target): (&str, &str, &str)) -> Digest {
         Digest::of([author, profile, client, target], None)

@@ -21,7 +21,7 @@
 //! "Newest" is the rank: `updated_at` (missing counts as oldest), then `seq`,
 //! then the file name, so the result never depends on the order in which the
 //! directory lists files. The reducer takes copies one at a time, in any order
-//! and on any number of threads ([`Reducer::merge`]), and holds per life only
+//! and on any number of threads ([`Reducer`]'s `merge`), and holds per life only
 //! its newest copy and its newest tombstone — plus, when asked, every other
 //! copy for `list --all` and `expire`.
 use std::cmp::Ordering;

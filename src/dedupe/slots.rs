@@ -41,7 +41,7 @@ pub(crate) struct Verdict {
     pub state: State,
 }
 
-/// Decides every group of `slots` — the same rules as [`Reducer`], which a
+/// Decides every group of `slots` — the same rules as [`Reducer`](super::reducer::Reducer), which a
 /// property test checks — by sorting them by group and life, so that no map
 /// is built. `name` gives a slot's file name (ties of rank are broken by
 /// it). Sorts `slots`; the winners index the sorted slice.

@@ -1,7 +1,7 @@
 //! Keeping records alive exactly while their sessions live: `refresh` (one
 //! pass, for cron, a systemd timer or a loop) here, and the keep-alive
-//! [`Guard`] (the library's, and the one `presence run` uses) in
-//! [`guard`].
+//! [`Guard`](super::guard::Guard) (the library's, and the one `presence run` uses) in
+//! [`guard`](super::guard).
 //!
 //! Every rewrite goes through [`Registry::change`]: under the record's lock,
 //! after re-reading the file, and only if it is still the version the

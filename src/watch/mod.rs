@@ -12,7 +12,7 @@
 //!   even asked for them; see `watch/backend.rs`), so an idle directory
 //!   costs nothing however often it is read.
 //! - **re-reading only what changed**: the watcher keeps, per file, its
-//!   [`Stamp`] and the few fields dedupe and liveness need (as a
+//!   [`Stamp`](crate::store::Stamp) and the few fields dedupe and liveness need (as a
 //!   [`Probe`] reads them); an event re-reads just the files it names and
 //!   recomputes just their groups, with the dedupe rank and the liveness rule
 //!   of `list`. Only live winners are parsed in full.
