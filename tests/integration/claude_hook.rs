@@ -9,7 +9,7 @@ use std::process::Stdio;
 use crate::harness::*;
 
 /// A stand-in for the Claude Code process: a shell named `claude`.
-fn claude_binary(dir: &Path) -> PathBuf {
+pub(crate) fn claude_binary(dir: &Path) -> PathBuf {
     let bin = dir.join("claude");
     std::fs::copy("/bin/sh", &bin).unwrap();
     bin
@@ -19,7 +19,7 @@ fn claude_binary(dir: &Path) -> PathBuf {
 /// the hook command through a shell with `event` on stdin, and stays alive
 /// afterwards (until `stay` is dropped). Returns the hook's exit status and
 /// stderr, and the stand-in.
-fn event(dev: &Device, claude: &Path, event: &str) -> (i32, String, KillOnDrop) {
+pub(crate) fn event(dev: &Device, claude: &Path, event: &str) -> (i32, String, KillOnDrop) {
     let input = dev.root.join("event.json");
     std::fs::write(&input, event).unwrap();
     let done = dev.root.join("hook.rc");
@@ -44,7 +44,7 @@ fn event(dev: &Device, claude: &Path, event: &str) -> (i32, String, KillOnDrop) 
     (rc.trim().parse().unwrap(), err, child)
 }
 
-fn json(name: &str, session: &str, extra: &str) -> String {
+pub(crate) fn json(name: &str, session: &str, extra: &str) -> String {
     format!(
         r#"{{"hook_event_name":"{name}","session_id":"{session}","cwd":"/home/u/src/parser",
             "transcript_path":"/home/u/.claude/projects/x/{session}.jsonl",

@@ -1647,3 +1647,51 @@ fn syncthing_a_writer_an_hour_behind_is_listed_on_a_readers_first_list() {
     println!("syncthing e2e: 14 B's first list, learned offsets: {offsets:?}");
     drop(writers);
 }
+
+/// A Claude Code hook sequence on A (`presence hook claude` run by a
+/// stand-in for Claude, as claude_hook.rs does) moves the session through
+/// idle, working and waiting to gone on B, each within the sync delay.
+#[test]
+fn syncthing_a_claude_code_hook_sequence_reaches_the_other_device() {
+    use crate::claude_hook::{claude_binary, event, json};
+    let _one = lock();
+    let w = World::new();
+    let p = Pair::up(&w, "");
+    let claude = claude_binary(w.tmp.path());
+    let on_b = |want: Option<&str>, what: &str| {
+        let took = wait_until(what, PATIENCE, || {
+            listed(&p.pb, "c-sync").map(|r| r.status).as_deref() == want
+        });
+        report(what, took);
+    };
+    let (rc, err, _start) = event(
+        &p.pa,
+        &claude,
+        &json("SessionStart", "c-sync", r#","source":"startup""#),
+    );
+    assert_eq!((rc, err.as_str()), (0, ""));
+    on_b(Some("idle"), "SessionStart on A -> idle on B");
+    let row = listed(&p.pb, "c-sync").unwrap();
+    assert_eq!((row.client.as_str(), row.local), ("claude-code", false));
+    let (rc, _, _turn) = event(
+        &p.pa,
+        &claude,
+        &json("UserPromptSubmit", "c-sync", r#","prompt":"x""#),
+    );
+    assert_eq!(rc, 0);
+    on_b(Some("working"), "UserPromptSubmit on A -> working on B");
+    let (rc, _, _stop) = event(
+        &p.pa,
+        &claude,
+        &json("Stop", "c-sync", r#","stop_hook_active":false"#),
+    );
+    assert_eq!(rc, 0);
+    on_b(Some("waiting"), "Stop on A -> waiting on B");
+    let (rc, _, _end) = event(
+        &p.pa,
+        &claude,
+        &json("SessionEnd", "c-sync", r#","reason":"exit""#),
+    );
+    assert_eq!(rc, 0);
+    on_b(None, "SessionEnd on A -> gone on B");
+}
