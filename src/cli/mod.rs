@@ -117,7 +117,6 @@ pub fn parse() -> Result<Cli, clap::Error> {
 // Parsed once per process: the size of the largest variant does not matter.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
-#[command(defer = true)]
 pub enum Command {
     /// Publish this device's record of a session, or update the fields given
     #[command(after_help = help::PUBLISH)]
