@@ -166,6 +166,12 @@ pub(super) fn choose(
                 absent.join(", ")
             )));
         }
+        if !wanted.is_empty() && same_agents(&wanted, current) {
+            notes.push(Note::Say(format!(
+                "discovery is on for {}",
+                current.join(", ")
+            )));
+        }
         return Ok(Some(wanted));
     }
     let new: Vec<&'static str> = found

@@ -242,10 +242,18 @@ fn set_agents(
         .as_table_like_mut()
         .context("`discover` in the configuration is not a table")?;
     let mut value = toml_edit::Value::Array(agents.iter().copied().collect());
-    if let Some(old) = table.get("agents").and_then(|a| a.as_value()) {
-        *value.decor_mut() = old.decor().clone();
+    // The key keeps its place and the comments above it, the value its own.
+    match table.get_mut("agents") {
+        Some(old) => {
+            if let Some(decor) = old.as_value().map(|v| v.decor().clone()) {
+                *value.decor_mut() = decor;
+            }
+            *old = toml_edit::Item::Value(value);
+        }
+        None => {
+            table.insert("agents", toml_edit::Item::Value(value));
+        }
     }
-    table.insert("agents", toml_edit::Item::Value(value));
     let setting = format!("[discover] agents = {}", agents_value(agents));
     Ok(Some(match (agents.is_empty(), fresh) {
         (true, _) => format!("turn discovery off: {setting}"),
