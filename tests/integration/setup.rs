@@ -1914,7 +1914,8 @@ fn setup_claude_hooks_refuse_settings_they_cannot_edit() {
     let claude = d.root.join("home/.claude");
     let settings = claude.join("settings.json");
     let args = ["--yes", "--no-timer", "--dir", &dir, "--claude-hooks"];
-    let cases: Vec<(&str, Box<dyn Fn()>, &str)> = vec![
+    type Make<'a> = Box<dyn Fn() + 'a>;
+    let cases: Vec<(&str, Make, &str)> = vec![
         (
             "invalid JSON",
             Box::new(|| write_private(&settings, "{\"model\": \"opus\",}\n")),
