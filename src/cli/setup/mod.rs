@@ -43,7 +43,9 @@ use timers::systemd_user_works;
 
 #[derive(Debug, Args)]
 pub struct SetupArgs {
-    /// Answer yes to every question (needed when stdin is not a terminal)
+    /// Answer yes to every question (needed when stdin is not a terminal), but the ones
+    /// about publishing more: discovery and Claude Code's hooks take --agents and
+    /// --claude-hooks
     #[arg(short, long)]
     pub yes: bool,
     /// Print every change setup would make, and make none
