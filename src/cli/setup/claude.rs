@@ -750,4 +750,113 @@ mod tests {
             assert!(err.contains(said), "{err}");
         }
     }
+
+    proptest::proptest! {
+        /// Whatever the settings file holds, setup refuses it or edits it,
+        /// never panics, and an edit reads back as meant (`checked`);
+        /// taking setup's hooks out again leaves the user's own.
+        #[test]
+        fn any_settings_text_is_refused_or_edited_without_panicking(
+            text in "[ \n{}\\[\\],:\"a-z0-9\\\\]{0,80}",
+            events in proptest::sample::subsequence(EVENTS.to_vec(), 1..4),
+        ) {
+            let _ = json_text::spans(&text);
+            let Ok(s) = try_settings(&text) else { return Ok(()) };
+            let _ = s.uninstall();
+            let Ok(Some(change)) = s.install(CMD) else { return Ok(()) };
+            let Action::Edit { text: new, .. } = change.action else { panic!("not an edit") };
+            let again = try_settings(&new).unwrap();
+            proptest::prop_assert!(again.unhooked().unwrap().is_empty());
+            proptest::prop_assert!(again.install(CMD).unwrap().is_none());
+            if let Ok(Some(back)) = again.uninstall() {
+                let Action::Edit { text: back, .. } = back.action else { panic!("not an edit") };
+                let back = try_settings(&back).unwrap();
+                proptest::prop_assert_eq!(back.unhooked().unwrap().len(), s.unhooked().unwrap().len());
+            }
+            // Events named by hand, in any order: the same holds.
+            let hooks: Vec<String> = events
+                .iter()
+                .map(|e| format!("\"{e}\": [{}]", group_text("presence hook claude")))
+                .collect();
+            let mine = format!("{{\"hooks\": {{{}}}}}", hooks.join(", "));
+            let s = try_settings(&mine).unwrap();
+            proptest::prop_assert_eq!(s.unhooked().unwrap().len(), EVENTS.len() - events.len());
+            if let Some(change) = s.install(CMD).unwrap() {
+                let Action::Edit { text: new, .. } = change.action else { panic!("not an edit") };
+                let back = try_settings(&new).unwrap().uninstall().unwrap();
+                let Some(Change { action: Action::Edit { text: back, .. }, .. }) = back else {
+                    panic!("nothing to take out of {new}")
+                };
+                proptest::prop_assert_eq!(back, mine);
+            }
+        }
+
+        /// Settings shaped as Claude writes them, pretty or on one line:
+        /// adding setup's hooks and taking them out again leaves every
+        /// other group where it was, and a second add adds nothing.
+        #[test]
+        fn the_users_groups_survive_an_add_and_a_removal(
+            events in proptest::collection::vec(
+                (
+                    proptest::sample::select(vec!["Stop", "SessionStart", "PreToolUse", "SessionEnd"]),
+                    proptest::collection::vec(0..4usize, 0..3),
+                ),
+                0..4,
+            ),
+            others in proptest::collection::vec(proptest::sample::select(vec!["model", "env", "z"]), 0..3),
+            pretty: bool,
+        ) {
+            let kinds = [
+                group_value("say hi"),
+                group_value("presence hook claude"),
+                serde_json::json!({"matcher": "Bash", "hooks": [{"type": "command", "command": CMD}]}),
+                group_value(CMD),
+            ];
+            let mut top = serde_json::Map::new();
+            for k in others {
+                top.insert(k.to_string(), Value::from(1));
+            }
+            let mut hooks = serde_json::Map::new();
+            for (event, groups) in &events {
+                let groups: Vec<Value> = groups.iter().map(|g| kinds[*g].clone()).collect();
+                hooks.insert(event.to_string(), Value::Array(groups));
+            }
+            if !events.is_empty() {
+                top.insert("hooks".into(), Value::Object(hooks));
+            }
+            let top = Value::Object(top);
+            let text = if pretty {
+                serde_json::to_string_pretty(&top).unwrap()
+            } else {
+                serde_json::to_string(&top).unwrap()
+            };
+            let users = |v: &Value| -> Vec<(String, Vec<Value>)> {
+                v.get("hooks").and_then(Value::as_object).map(|h| {
+                    h.iter()
+                        .map(|(k, g)| {
+                            let mine = g.as_array().unwrap().iter().filter(|g| !is_setups(g)).cloned();
+                            (k.clone(), mine.collect())
+                        })
+                        .filter(|(_, g): &(String, Vec<Value>)| !g.is_empty())
+                        .collect()
+                }).unwrap_or_default()
+            };
+            let s = try_settings(&text).unwrap();
+            let added = match s.install(CMD).unwrap() {
+                Some(c) => after(Some(c)),
+                None => text.clone(),
+            };
+            let again = try_settings(&added).unwrap();
+            proptest::prop_assert!(again.install(CMD).unwrap().is_none());
+            let removed = match again.uninstall().unwrap() {
+                Some(c) => after(Some(c)),
+                None => added.clone(),
+            };
+            let removed: Value = serde_json::from_str(&removed).unwrap();
+            proptest::prop_assert_eq!(users(&removed), users(&top));
+            for k in ["model", "env", "z"] {
+                proptest::prop_assert_eq!(removed.get(k), top.get(k));
+            }
+        }
+    }
 }
