@@ -1333,7 +1333,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__setup)
-            opts="-y -v -q -h --yes --dry-run --timer --no-timer --uninstall --force --profile --config --dir --verbose --quiet --color --help"
+            opts="-y -v -q -h --yes --dry-run --timer --no-timer --agents --claude-hooks --uninstall --force --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1341,6 +1341,10 @@ _presence() {
             case "${prev}" in
                 --timer)
                     COMPREPLY=($(compgen -W "systemd launchd cron none" -- "${cur}"))
+                    return 0
+                    ;;
+                --agents)
+                    COMPREPLY=($(compgen -W "claude-code codex hermes opencode found none" -- "${cur}"))
                     return 0
                     ;;
                 --profile)

@@ -288,16 +288,23 @@ complete -c presence -n "__fish_presence_using_subcommand setup" -l timer -d 'Ho
 launchd\t'launchd agents under ~/Library/LaunchAgents'
 cron\t'lines in your crontab: a refresh at least every refresh_interval, a daily expire'
 none\t'nothing'"
+complete -c presence -n "__fish_presence_using_subcommand setup" -l agents -d 'Turn on discovery of these local agents\' sessions: [discover] agents in config.toml becomes this list, comma-separated, of claude-code, codex, hermes, opencode; `found` for those installed here; `none` turns discovery off [default: asked on a terminal when agents are found; with --yes, left as it is]' -r -f -a "claude-code\t'Claude Code (~/.claude, or $CLAUDE_CONFIG_DIR)'
+codex\t'Codex CLI (~/.codex, or $CODEX_HOME)'
+hermes\t'Hermes Agent (~/.hermes, or $HERMES_HOME)'
+opencode\t'OpenCode (~/.local/share/opencode, or $XDG_DATA_HOME/opencode)'
+found\t'Every one of them found on this device'
+none\t'None: turn discovery off'"
 complete -c presence -n "__fish_presence_using_subcommand setup" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand setup" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand setup" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand setup" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
 always\t'Always, also into a pipe (for a pager: less -R)'
 never\t'Never'"
-complete -c presence -n "__fish_presence_using_subcommand setup" -s y -l yes -d 'Answer yes to every question (needed when stdin is not a terminal)'
+complete -c presence -n "__fish_presence_using_subcommand setup" -s y -l yes -d 'Answer yes to every question (needed when stdin is not a terminal), but the ones about publishing more: discovery and Claude Code\'s hooks take --agents and --claude-hooks'
 complete -c presence -n "__fish_presence_using_subcommand setup" -l dry-run -d 'Print every change setup would make, and make none'
 complete -c presence -n "__fish_presence_using_subcommand setup" -l no-timer -d 'Install no refresher (the same as --timer none)'
-complete -c presence -n "__fish_presence_using_subcommand setup" -l uninstall -d 'Remove what setup added (the refresher\'s units or agents, the .stignore lines); never records or the configuration'
+complete -c presence -n "__fish_presence_using_subcommand setup" -l claude-hooks -d 'Add presence\'s hooks to Claude Code\'s settings.json ($CLAUDE_CONFIG_DIR or ~/.claude; the old file kept beside it) [default: asked on a terminal when Claude Code is found; with --yes, not added]'
+complete -c presence -n "__fish_presence_using_subcommand setup" -l uninstall -d 'Remove what setup added (the refresher\'s units or agents, the .stignore lines, its hooks in Claude Code\'s settings); never records or the configuration'
 complete -c presence -n "__fish_presence_using_subcommand setup" -l force -d 'Replace unit files and launchd agents edited since setup wrote them (or not written by it); with --uninstall, remove those setup wrote even if edited since'
 complete -c presence -n "__fish_presence_using_subcommand setup" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand setup" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'

@@ -82,6 +82,9 @@ pub struct Check {
     /// `secrets`, `forged`, `device-id`: the record files it names.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
+    /// `discovery`: the agents whose sessions the refresher discovers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<&'static str>,
 }
 
 impl Default for Check {
@@ -102,6 +105,7 @@ impl Default for Check {
             offset_learned: None,
             sessions: Vec::new(),
             files: Vec::new(),
+            agents: Vec::new(),
         }
     }
 }
@@ -120,7 +124,7 @@ fn check(check: &'static str, status: Status, message: String, fix: Option<Strin
 /// outcome of loading the configuration (the path and whether it exists).
 pub fn doctor(registry: &Registry, config: &ConfigSource, now: f64) -> Vec<Check> {
     let p = registry.profile();
-    let mut out = vec![config_file(config), refresh_interval(p)];
+    let mut out = vec![config_file(config), refresh_interval(p), discovery(p)];
     if registry.dirs.len() > 1 {
         out.extend(several_dirs(registry, config.exists, now));
         return out;
@@ -265,6 +269,33 @@ fn refresh_interval(p: &Profile) -> Check {
         ),
         None,
     )
+}
+
+/// `discovery`: the local agents whose live sessions the refresher
+/// publishes (`[discover] agents`), stated for the reader to judge.
+fn discovery(p: &Profile) -> Check {
+    if p.discover.is_empty() {
+        return check(
+            "discovery",
+            Status::Ok,
+            "off: the refresher publishes no local agent's sessions".into(),
+            Some(
+                "`presence setup --agents found` turns it on for the agents installed here".into(),
+            ),
+        );
+    }
+    Check {
+        agents: p.discover.clone(),
+        ..check(
+            "discovery",
+            Status::Ok,
+            format!(
+                "on for {}: the refresher publishes their live sessions",
+                p.discover.join(", ")
+            ),
+            None,
+        )
+    }
 }
 
 /// Where `docs/NAME` (with an optional `#anchor`) is read outside a

@@ -194,6 +194,9 @@ pub use watch::{DownReason, Event, WatchOptions, Watcher};
 #[doc(hidden)]
 // What `Profile::resolve` says of where the configuration came from; the CLI prints it.
 pub use config::ConfigSource;
+#[doc(hidden)]
+// The agents `presence setup` offers to discover, and its check of what it writes.
+pub use config::{AGENTS, discover_agents_of};
 #[doc(hidden)] // The CLI's value parsers and `presence config`'s example and label sets.
 pub use config::{DurationError, EXAMPLE as CONFIG_EXAMPLE, ShowSet, parse_duration};
 #[doc(hidden)] // `presence doctor` and `setup`: the checks' texts are the CLI's output.

@@ -226,10 +226,13 @@ help!(
   presence setup --dry-run                 # every change it would make; makes none
   presence setup --yes --timer cron        # lines in your crontab instead of units
   presence setup --yes --profile work --dir ~/Sync/work-presence --no-timer
-  presence setup --uninstall --yes         # the units, crontab and .stignore lines setup added
+  presence setup --yes --agents found      # also publish the sessions of the agents found here
+  presence setup --yes --claude-hooks      # add presence's hooks to Claude Code's settings.json
+  presence setup --uninstall --yes         # the units, crontab, .stignore lines and hooks it added
   presence setup --yes --force             # also replace units or agents you edited",
     "  0  set up (or nothing to change), and doctor found nothing failing
-  1  a change could not be made, or a doctor check failed
+  1  a change could not be made (a configuration or, with --claude-hooks, a
+     settings.json it cannot edit), or a doctor check failed
   2  usage: stdin is not a terminal and no --yes, no synced folder found and no --dir",
     man: "presence-setup, presence-doctor",
     doc: "docs/lifecycle.md#scheduling"

@@ -208,7 +208,7 @@ const MAIN_EXIT: [(&str, &str); 6] = [
 ];
 
 /// A variable and what it does, for ENVIRONMENT.
-const ENVIRONMENT: [(&str, &str); 12] = [
+const ENVIRONMENT: [(&str, &str); 13] = [
     (
         "PRESENCE_PROFILE",
         "The profile to use when --profile is not given (presence run sets it for its command).",
@@ -240,6 +240,13 @@ const ENVIRONMENT: [(&str, &str); 12] = [
         "Where the built-in hermes profile finds Hermes Agent's presence directory \
          (HERMES_SESSION_PRESENCE_DIR names it; else $HERMES_HOME/session-presence/active, \
          HERMES_HOME defaulting to ~/.hermes).",
+    ),
+    (
+        "CLAUDE_CONFIG_DIR, CODEX_HOME",
+        "Claude Code's and Codex's own directories (else ~/.claude and ~/.codex): presence \
+         setup finds the agents installed here by them (Hermes Agent's by HERMES_HOME, \
+         OpenCode's under XDG_DATA_HOME, each one's program on PATH), and edits Claude Code's \
+         settings.json in CLAUDE_CONFIG_DIR.",
     ),
     (
         "TMUX, TMUX_PANE",

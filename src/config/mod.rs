@@ -42,7 +42,17 @@ use paths::{check_dir, expand_path, resolve_existing};
 /// The local agents whose sessions discovery can publish, as `[discover]
 /// agents` spells them; each is also the `client` of the records it
 /// publishes.
-pub(crate) const AGENTS: [&str; 4] = ["claude-code", "codex", "hermes", "opencode"];
+pub const AGENTS: [&str; 4] = ["claude-code", "codex", "hermes", "opencode"];
+
+/// The `[discover] agents` of `text`, a configuration file's, checked as
+/// the file is read; `path` names the file in the error. `presence setup`
+/// checks with it what it is about to write.
+pub fn discover_agents_of(
+    text: &str,
+    path: &Path,
+) -> std::result::Result<Vec<&'static str>, ConfigError> {
+    Config::parse(text, path).map(|c| c.discover)
+}
 
 /// Which records `list` and `watch` show.
 #[derive(Debug, Clone, PartialEq, Eq)]

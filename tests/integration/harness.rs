@@ -712,6 +712,9 @@ pub struct JsonCheck {
     pub sessions: Vec<String>,
     #[serde(default)]
     pub files: Vec<String>,
+    /// The agents `discovery` names.
+    #[serde(default)]
+    pub agents: Vec<String>,
 }
 
 /// The typed readers fail on a field that is missing, renamed or added,

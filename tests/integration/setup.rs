@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::harness::{Device, Run, World, fake_bin, fake_crontab, require_tool};
+use crate::harness::{
+    Device, Run, World, fake_bin, fake_crontab, fake_program, parse_json, require_tool,
+};
 
 /// A stand-in `systemctl` first on PATH: it appends its arguments to
 /// `calls`; with `works`, `--user` calls succeed (a user manager answers),
@@ -95,7 +97,8 @@ fn setup_on(d: &Device, path: &str, bin: &Path, args: &[&str]) -> Run {
     r
 }
 
-/// Every file and directory under `root`: its mode, and a file's bytes.
+/// Every file and directory under `root`: its mode, and a file's bytes
+/// (a link's: where it leads).
 fn tree(root: &Path) -> BTreeMap<PathBuf, (u32, Option<Vec<u8>>)> {
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
@@ -107,8 +110,14 @@ fn tree(root: &Path) -> BTreeMap<PathBuf, (u32, Option<Vec<u8>>)> {
             if m.is_dir() {
                 stack.push(p.clone());
                 out.insert(p, (mode, None));
-            } else {
+            } else if m.is_symlink() {
+                let to = std::fs::read_link(&p).unwrap();
+                out.insert(p, (mode, Some(to.into_os_string().into_encoded_bytes())));
+            } else if m.is_file() {
                 out.insert(p.clone(), (mode, Some(std::fs::read(&p).unwrap())));
+            } else {
+                // A FIFO, which a read would wait on.
+                out.insert(p, (mode, None));
             }
         }
     }
@@ -558,11 +567,7 @@ fn setup_asks_on_a_terminal() {
     std::fs::write(home.join("Sync/.stfolder"), "").unwrap();
     std::fs::create_dir_all(home.join("Dropbox")).unwrap();
     let on_terminal = |answers: &str| {
-        let path = format!(
-            "{}:{}",
-            sc.bin.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
+        let path = format!("{}:{}", sc.bin.display(), path_without_agents());
         let mut cmd = d.program(&script);
         cmd.env("PATH", path)
             .env("TERM", "dumb")
@@ -1437,4 +1442,631 @@ fn a_binary_path_with_a_space_and_a_percent_sign_is_quoted() {
         "{command}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// This machine's PATH without the directories that hold an agent's
+/// program (`claude`, `codex`…): where setup finds one, it asks about it
+/// on a terminal.
+fn path_without_agents() -> String {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let kept: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|d| {
+            !["claude", "codex", "hermes", "opencode"]
+                .iter()
+                .any(|p| d.join(p).exists())
+        })
+        .collect();
+    std::env::join_paths(kept)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `setup` with PATH set to `path` and the variables `vars` (the agents'
+/// own: `HERMES_HOME`, `CLAUDE_CONFIG_DIR`…).
+fn setup_env(d: &Device, path: &str, vars: &[(&str, &Path)], args: &[&str]) -> Run {
+    let mut cmd = d.program(env!("CARGO_BIN_EXE_presence"));
+    cmd.env("PATH", path).arg("setup").args(args);
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let mut all = vec!["setup"];
+    all.extend_from_slice(args);
+    Run {
+        args: all.iter().map(|s| s.to_string()).collect(),
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The command setup writes into Claude Code's settings: the binary setup
+/// runs as, by its real path.
+fn hook_command() -> String {
+    let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_presence")).unwrap();
+    format!("{} hook claude", bin.display())
+}
+
+/// A home with the Syncthing folder and configuration of
+/// [`syncthing_home`], Claude Code's program on PATH (a stand-in, first on
+/// PATH, which is the world's stand-ins alone, so that no agent of this
+/// machine is found), Codex's `~/.codex`: the PATH and the records
+/// directory as `--dir` takes it.
+fn agents_home(w: &World) -> (Device, String, String) {
+    let (d, sync) = syncthing_home(w);
+    fake_program(w, "claude", "#!/bin/sh\nexit 0\n");
+    std::fs::create_dir_all(d.root.join("home/.codex/sessions")).unwrap();
+    let path = fake_bin(w).display().to_string();
+    (d, path, sync.join("presence").display().to_string())
+}
+
+/// Setup finds the agents installed here — by their state directory
+/// (`~/.codex`, `$HERMES_HOME`) or their program on PATH (`claude`) — and
+/// says what discovery would publish; without `--agents` it turns nothing
+/// on, even with `--yes`, and says how to.
+#[test]
+fn setup_finds_the_agents_here_and_turns_on_nothing_unasked() {
+    let w = World::new();
+    let (d, path, dir) = agents_home(&w);
+    let hermes = w.tmp.path().join("hermes-home");
+    std::fs::create_dir_all(&hermes).unwrap();
+    let vars = [("HERMES_HOME", hermes.as_path())];
+    let before = tree(&d.root);
+    let r = setup_env(
+        &d,
+        &path,
+        &vars,
+        &["--yes", "--no-timer", "--dir", &dir, "--dry-run"],
+    );
+    let r = r.success();
+    assert_eq!(tree(&d.root), before, "--dry-run changed files");
+    let found = format!(
+        "found claude-code ({}/claude), codex ({}), hermes ({}) here; discovery of their \
+         sessions is off. `presence setup --agents found` turns it on ([discover] agents = \
+         [\"claude-code\", \"codex\", \"hermes\"] in the configuration): the refresher then \
+         publishes each of their live sessions, with the agent's name, its status (working, \
+         waiting or idle) and the session's title (the agent's own, else the directory's name), \
+         never what you type",
+        path,
+        d.root.join("home/.codex").display(),
+        hermes.display()
+    );
+    assert!(r.stdout.contains(&found), "{}", r.stdout);
+    assert!(!r.stdout.contains("opencode"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("Claude Code found: `presence setup --claude-hooks` adds"),
+        "{}",
+        r.stdout
+    );
+    // A real run with --yes alone: the directory is set, nothing is discovered.
+    let r = setup_env(&d, &path, &vars, &["--yes", "--no-timer", "--dir", &dir]).success();
+    assert!(r.stdout.contains(&found), "{}", r.stdout);
+    let config = std::fs::read_to_string(d.config_path()).unwrap();
+    assert!(!config.contains("discover"), "{config}");
+    assert!(!d.root.join("home/.claude").exists());
+    let checks: Vec<crate::harness::JsonCheck> =
+        parse_json(&d.run(&["doctor", "--json"]).stdout, "doctor --json");
+    let c = checks.iter().find(|c| c.check == "discovery").unwrap();
+    assert!(c.message.starts_with("off"), "{c:?}");
+    assert!(c.agents.is_empty());
+    // Opencode's data directory is found too.
+    std::fs::create_dir_all(d.root.join("data/opencode")).unwrap();
+    let r = setup_env(&d, &path, &vars, &["--yes", "--no-timer"]).success();
+    assert!(r.stdout.contains("opencode ("), "{}", r.stdout);
+}
+
+/// `--agents` writes `[discover] agents` into the commented configuration,
+/// every other byte kept; a second run changes nothing; an `agents` already
+/// there is changed in its place, its comment kept; `config show` and
+/// `doctor` read it back.
+#[test]
+fn setup_agents_writes_the_discover_table_and_nothing_else() {
+    let w = World::new();
+    let (d, path, dir) = agents_home(&w);
+    let before = tree(&d.root);
+    let args = [
+        "--yes",
+        "--no-timer",
+        "--dir",
+        &dir,
+        "--agents",
+        "claude-code,codex",
+    ];
+    let r = setup_env(&d, &path, &[], &[&args[..], &["--dry-run"]].concat()).success();
+    assert_eq!(tree(&d.root), before, "--dry-run changed files");
+    assert!(
+        r.stdout.contains(
+            "would set [profiles.default] dir = \"~/Sync/presence\" and set [discover] agents = \
+             [\"claude-code\", \"codex\"] in "
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("the refresher then publishes each live session of claude-code, codex"),
+        "{}",
+        r.stdout
+    );
+    setup_env(&d, &path, &[], &args).success();
+    let expected = CONFIG.replace(
+        "ttl = \"90s\"\n",
+        "ttl = \"90s\"\ndir = \"~/Sync/presence\"\n",
+    ) + "\n[discover]\nagents = [\"claude-code\", \"codex\"]\n";
+    assert_eq!(std::fs::read_to_string(d.config_path()).unwrap(), expected);
+    let r = setup_env(&d, &path, &[], &args).success();
+    assert!(r.stdout.starts_with("nothing to change"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("discovery is on for claude-code, codex"),
+        "{}",
+        r.stdout
+    );
+    let shown = d.run(&["config", "show"]).success().stdout;
+    assert!(
+        shown.contains("[discover]\nagents = [\"claude-code\", \"codex\"]\n"),
+        "{shown}"
+    );
+    let checks: Vec<crate::harness::JsonCheck> =
+        parse_json(&d.run(&["doctor", "--json"]).stdout, "doctor --json");
+    let c = checks.iter().find(|c| c.check == "discovery").unwrap();
+    assert_eq!(c.agents, ["claude-code", "codex"]);
+    assert!(c.message.starts_with("on for claude-code, codex"), "{c:?}");
+
+    // A [discover] table of the user's own: only `agents` changes.
+    let mine = "[discover]   # what runs here\n# the agents\nagents = [\"hermes\"]   # keep this\n\n\
+                [profiles.default]\ndir = \"~/Sync/presence\"\n";
+    d.write_config(mine);
+    setup_env(
+        &d,
+        &path,
+        &[],
+        &["--yes", "--no-timer", "--agents", "found"],
+    )
+    .success();
+    assert_eq!(
+        std::fs::read_to_string(d.config_path()).unwrap(),
+        mine.replace("[\"hermes\"]", "[\"claude-code\", \"codex\"]")
+    );
+    let r = setup_env(&d, &path, &[], &["--yes", "--no-timer", "--agents", "none"]).success();
+    assert!(
+        r.stdout
+            .contains("turn discovery off: [discover] agents = []"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.config_path()).unwrap(),
+        mine.replace("[\"hermes\"]", "[]")
+    );
+    // Names and words mixed are refused before anything is read.
+    let r = setup_env(&d, &path, &[], &["--yes", "--agents", "codex,none"]).code(2);
+    assert!(r.stderr.contains("`found` or `none` alone"), "{}", r.stderr);
+    let r = setup_env(&d, &path, &[], &["--yes", "--agents", "claude"]).code(2);
+    assert!(
+        r.stderr.contains("possible values: claude-code"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// An invalid configuration is refused, naming the error, and left as it
+/// is; a configuration that is a symbolic link is edited where it leads,
+/// and stays a link.
+#[test]
+fn setup_agents_refuses_an_invalid_config_and_follows_a_linked_one() {
+    let w = World::new();
+    let (d, path, dir) = agents_home(&w);
+    let bad = "# mine\n[discover]\nagents = [\"claude\"]\n";
+    d.write_config(bad);
+    let before = tree(&d.root);
+    let r = setup_env(
+        &d,
+        &path,
+        &[],
+        &["--yes", "--no-timer", "--dir", &dir, "--agents", "codex"],
+    );
+    let r = r.code(1);
+    assert!(
+        r.stderr.contains(&d.config_path().display().to_string())
+            && r.stderr
+                .contains("names \"claude\", which presence cannot discover"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        tree(&d.root),
+        before,
+        "an invalid configuration was touched"
+    );
+
+    let dotfiles = d.root.join("home/dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::fs::write(dotfiles.join("presence.toml"), CONFIG).unwrap();
+    std::fs::remove_file(d.config_path()).unwrap();
+    std::os::unix::fs::symlink(dotfiles.join("presence.toml"), d.config_path()).unwrap();
+    setup_env(
+        &d,
+        &path,
+        &[],
+        &["--yes", "--no-timer", "--dir", &dir, "--agents", "codex"],
+    )
+    .success();
+    assert!(
+        std::fs::symlink_metadata(d.config_path())
+            .unwrap()
+            .is_symlink()
+    );
+    let text = std::fs::read_to_string(dotfiles.join("presence.toml")).unwrap();
+    assert!(text.starts_with("# My presence settings.\n"), "{text}");
+    assert!(
+        text.ends_with("\n[discover]\nagents = [\"codex\"]\n"),
+        "{text}"
+    );
+}
+
+/// Settings of a user's own: keys in their order, a hook of theirs, a
+/// field setup knows nothing of, a private mode.
+const SETTINGS: &str = "{\n  \"theme\": \"dark\",\n  \"env\": {\n    \"FOO\": \"1\"\n  },\n  \
+    \"hooks\": {\n    \"Stop\": [\n      {\n        \"matcher\": \"\",\n        \"hooks\": [\n          \
+    {\n            \"type\": \"command\",\n            \"command\": \"notify-send 'Claude is done'\"\n          \
+    }\n        ]\n      }\n    ]\n  },\n  \"model\": \"opus\"\n}\n";
+
+fn write_private(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
+/// Claude Code's hooks are added only when asked for (`--claude-hooks`),
+/// merged into the user's settings: their keys in their order, their own
+/// hook first, a backup of the old file beside it, the mode kept; a second
+/// run adds nothing; `--uninstall` takes out exactly what setup added.
+#[test]
+fn setup_claude_hooks_merge_into_the_users_settings_and_come_out_again() {
+    let w = World::new();
+    let (d, path, dir) = agents_home(&w);
+    let claude = w.tmp.path().join("claude-config");
+    let settings = claude.join("settings.json");
+    write_private(&settings, SETTINGS);
+    let vars = [("CLAUDE_CONFIG_DIR", claude.as_path())];
+    let base = ["--yes", "--no-timer", "--dir", &dir];
+    setup_env(&d, &path, &vars, &base).success();
+    assert_eq!(
+        std::fs::read_to_string(&settings).unwrap(),
+        SETTINGS,
+        "added unasked"
+    );
+
+    let before = tree(&d.root);
+    let mut args = base.to_vec();
+    args.push("--claude-hooks");
+    let r = setup_env(&d, &path, &vars, &[&args[..], &["--dry-run"]].concat()).success();
+    assert_eq!(tree(&d.root), before, "--dry-run changed files");
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), SETTINGS);
+    let command = hook_command();
+    assert!(
+        r.stdout.contains(&format!(
+            "would add presence's hook `{command}` for SessionStart, UserPromptSubmit, \
+             PostToolUse, Stop, Notification, PermissionRequest, SessionEnd to {} (the old file \
+             kept as {}.presence-backup)",
+            settings.display(),
+            settings.display()
+        )),
+        "{}",
+        r.stdout
+    );
+
+    setup_env(&d, &path, &vars, &args).success();
+    let text = std::fs::read_to_string(&settings).unwrap();
+    let backup = claude.join("settings.json.presence-backup");
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), SETTINGS);
+    for p in [&settings, &backup] {
+        let mode = std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", p.display());
+    }
+    // The user's lines are all there, in their order, and theirs comes first.
+    let mut at = 0;
+    for line in SETTINGS.lines() {
+        at += text[at..]
+            .find(line)
+            .unwrap_or_else(|| panic!("{line:?} missing or moved in:\n{text}"));
+    }
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    assert_eq!(keys.len(), 4);
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PostToolUse",
+        "Stop",
+        "Notification",
+        "PermissionRequest",
+        "SessionEnd",
+    ] {
+        let groups = v["hooks"][event].as_array().unwrap();
+        let last = &groups[groups.len() - 1];
+        assert_eq!(
+            *last,
+            serde_json::json!({"hooks": [{"type": "command", "command": command}]}),
+            "{event}"
+        );
+    }
+    assert_eq!(
+        v["hooks"]["Stop"][0]["hooks"][0]["command"],
+        "notify-send 'Claude is done'"
+    );
+    // Again: nothing to add, nothing written (the backup is the first one).
+    let r = setup_env(&d, &path, &vars, &args).success();
+    assert!(r.stdout.starts_with("nothing to change"), "{}", r.stdout);
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), text);
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), SETTINGS);
+
+    // --uninstall: the user's file as it was, byte for byte.
+    let r = setup_env(&d, &path, &vars, &["--yes", "--uninstall"]).success();
+    assert!(
+        r.stdout.contains(&format!(
+            "remove presence's hooks for Stop, SessionStart, UserPromptSubmit, PostToolUse, \
+             Notification, PermissionRequest, SessionEnd from {}",
+            settings.display()
+        )),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), SETTINGS);
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), text);
+    let r = setup_env(&d, &path, &vars, &["--yes", "--uninstall"]).success();
+    assert!(
+        r.stdout.contains("setup has nothing installed here"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// A hook the user added by hand from the docs (`presence hook claude`,
+/// looked up on PATH) counts: setup adds none beside it, and `--uninstall`
+/// leaves it, as it leaves `[discover]` (saying how to turn it off).
+#[test]
+fn setup_claude_hooks_leave_the_users_own_presence_hook() {
+    let w = World::new();
+    let (d, path, dir) = agents_home(&w);
+    let settings = d.root.join("home/.claude/settings.json");
+    let own = "{\"hooks\": {\"SessionStart\": [{\"hooks\": [{\"type\": \"command\", \"command\": \
+               \"presence hook claude\"}]}]}}";
+    write_private(&settings, own);
+    let args = [
+        "--yes",
+        "--no-timer",
+        "--dir",
+        &dir,
+        "--claude-hooks",
+        "--agents",
+        "found",
+    ];
+    let r = setup_env(&d, &path, &[], &args).success();
+    assert!(
+        r.stdout
+            .contains("for UserPromptSubmit, PostToolUse, Stop,"),
+        "{}",
+        r.stdout
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(v["hooks"]["SessionStart"].as_array().unwrap().len(), 1);
+    assert_eq!(v["hooks"].as_object().unwrap().len(), 7);
+    let r = setup_env(&d, &path, &[], &["--yes", "--uninstall"]).success();
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), own);
+    assert!(
+        r.stdout
+            .contains("discovery stays on for claude-code, codex ([discover] agents in ")
+            && r.stdout
+                .contains("`presence setup --agents none` turns it off"),
+        "{}",
+        r.stdout
+    );
+    let config = std::fs::read_to_string(d.config_path()).unwrap();
+    assert!(
+        config.contains("agents = [\"claude-code\", \"codex\"]"),
+        "{config}"
+    );
+}
+
+/// With no settings file, setup writes the block docs/integrations.md
+/// shows, naming the binary by its path, and the file is private.
+#[test]
+fn setup_claude_hooks_write_the_documented_block() {
+    let w = World::new();
+    let (d, path, dir) = agents_home(&w);
+    setup_env(
+        &d,
+        &path,
+        &[],
+        &["--yes", "--no-timer", "--dir", &dir, "--claude-hooks"],
+    )
+    .success();
+    let settings = d.root.join("home/.claude/settings.json");
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    let documented = crate::docs::example("integrations.md", "claude-hooks").replace(
+        "\"presence hook claude\"",
+        &serde_json::to_string(&hook_command()).unwrap(),
+    );
+    let documented: serde_json::Value = serde_json::from_str(&documented).unwrap();
+    assert_eq!(written, documented);
+    let mode = std::fs::metadata(&settings).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert!(
+        !d.root
+            .join("home/.claude/settings.json.presence-backup")
+            .exists()
+    );
+}
+
+/// Settings setup cannot edit are refused with the path, what is wrong
+/// and what to do, and nothing at all is changed; without --claude-hooks,
+/// setup goes on and says why it leaves them alone. A settings file that
+/// is a link to a plain file is edited where it leads.
+#[test]
+fn setup_claude_hooks_refuse_settings_they_cannot_edit() {
+    let w = World::new();
+    let (d, path, dir) = agents_home(&w);
+    let claude = d.root.join("home/.claude");
+    let settings = claude.join("settings.json");
+    let args = ["--yes", "--no-timer", "--dir", &dir, "--claude-hooks"];
+    type Make<'a> = Box<dyn Fn() + 'a>;
+    let cases: Vec<(&str, Make, &str)> = vec![
+        (
+            "invalid JSON",
+            Box::new(|| write_private(&settings, "{\"model\": \"opus\",}\n")),
+            "is not valid JSON (trailing comma at line 1 column 18), so setup leaves it as it is: \
+             fix it (Claude Code cannot read it either), then run setup again",
+        ),
+        (
+            "hooks of the wrong shape",
+            Box::new(|| write_private(&settings, "{\"hooks\": [\"presence hook claude\"]}")),
+            "is an array, not an object of events: fix it (docs/integrations.md#claude-code \
+             shows the block), then run setup again",
+        ),
+        (
+            "an event of the wrong shape",
+            Box::new(|| write_private(&settings, "{\"hooks\": {\"Stop\": \"x\"}}")),
+            "`hooks.Stop` in ",
+        ),
+        (
+            "a directory",
+            Box::new(|| std::fs::create_dir_all(&settings).unwrap()),
+            "not a regular file (a directory)",
+        ),
+        (
+            "a FIFO",
+            Box::new(|| {
+                std::fs::create_dir_all(&claude).unwrap();
+                crate::harness::mkfifo(&settings)
+            }),
+            "not a regular file (a FIFO)",
+        ),
+        (
+            "too large",
+            Box::new(|| {
+                write_private(
+                    &settings,
+                    &format!("{{\"a\": \"{}\"}}", "x".repeat(5 << 20)),
+                )
+            }),
+            "larger than 4194304",
+        ),
+        (
+            "a link that leads nowhere",
+            Box::new(|| {
+                std::fs::create_dir_all(&claude).unwrap();
+                std::os::unix::fs::symlink("gone.json", &settings).unwrap()
+            }),
+            "is a symbolic link that leads to no file",
+        ),
+    ];
+    for (what, make, said) in cases {
+        let _ = std::fs::remove_dir_all(&claude);
+        make();
+        let before = tree(&d.root);
+        let r = setup_env(&d, &path, &[], &args).code(1);
+        assert!(
+            r.stderr.contains(&settings.display().to_string()) && r.stderr.contains(said),
+            "{what}: {}",
+            r.stderr
+        );
+        assert_eq!(tree(&d.root), before, "{what}: files changed");
+        // Unasked, setup goes on and says so.
+        let r = setup_env(&d, &path, &[], &args[..4]).success();
+        assert!(
+            r.stdout
+                .contains("Claude Code found, but setup cannot add presence's hooks")
+                && r.stdout.contains(said),
+            "{what}: {}",
+            r.stdout
+        );
+    }
+    // A link to a plain file: that file is edited, the link stays.
+    let _ = std::fs::remove_dir_all(&claude);
+    std::fs::create_dir_all(&claude).unwrap();
+    let target = d.root.join("home/dotfiles/claude.json");
+    write_private(&target, SETTINGS);
+    std::os::unix::fs::symlink(&target, &settings).unwrap();
+    let r = setup_env(&d, &path, &[], &args).success();
+    assert!(
+        r.stdout.contains(&format!(
+            "{} (where the link {} leads)",
+            target.display(),
+            settings.display()
+        )),
+        "{}",
+        r.stdout
+    );
+    assert!(std::fs::symlink_metadata(&settings).unwrap().is_symlink());
+    let text = std::fs::read_to_string(&target).unwrap();
+    assert!(text.contains(&hook_command()), "{text}");
+    setup_env(&d, &path, &[], &["--yes", "--uninstall"]).success();
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), SETTINGS);
+    assert!(std::fs::symlink_metadata(&settings).unwrap().is_symlink());
+}
+
+/// On a terminal, setup asks about discovery and Claude Code's hooks,
+/// saying what each publishes; only a yes turns either on (an empty
+/// answer is a no).
+#[test]
+fn setup_asks_about_discovery_and_hooks_on_a_terminal() {
+    let script = require_tool("script");
+    let w = World::new();
+    let (d, path, dir) = agents_home(&w);
+    let on_terminal = |answers: &str| {
+        let mut cmd = d.program(&script);
+        cmd.env("PATH", &path)
+            .env("TERM", "dumb")
+            .arg("-qec")
+            .arg(format!(
+                "{} setup --no-timer --dir {dir}",
+                env!("CARGO_BIN_EXE_presence")
+            ))
+            .arg("/dev/null")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(answers.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // Enter, Enter, then yes to the plan: the directory only.
+    let out = on_terminal("\n\ny\n");
+    assert!(
+        out.contains("Agents found here: claude-code (")
+            && out.contains("never what you type.")
+            && out.contains("Turn on discovery for claude-code, codex? [y/N]")
+            && out.contains("Add presence's hooks to Claude Code's settings? [y/N]"),
+        "{out}"
+    );
+    let config = std::fs::read_to_string(d.config_path()).unwrap();
+    assert!(config.contains("dir = \"~/Sync/presence\""), "{config}");
+    assert!(!config.contains("discover"), "{config}");
+    assert!(!d.root.join("home/.claude").exists());
+    // Yes to both, and to the plan.
+    let out = on_terminal("y\ny\ny\n");
+    assert!(out.contains("Make these changes? [Y/n]"), "{out}");
+    let config = std::fs::read_to_string(d.config_path()).unwrap();
+    assert!(
+        config.contains("agents = [\"claude-code\", \"codex\"]"),
+        "{config}"
+    );
+    let settings = std::fs::read_to_string(d.root.join("home/.claude/settings.json")).unwrap();
+    assert!(settings.contains(&hook_command()), "{settings}");
+    // Nothing left to ask.
+    let out = on_terminal("");
+    assert!(!out.contains("[y/N]"), "{out}");
+    assert!(out.contains("nothing to change"), "{out}");
 }

@@ -11,10 +11,18 @@
 //! added (and a unit, agent or crontab block edited since is left alone
 //! unless `--force`). When nothing will refresh the records, setup says so
 //! and what to do, even when it has nothing to change.
+//!
+//! What would publish more of this device — discovery of the local agents'
+//! sessions (`agents.rs`), Claude Code's hooks (`claude.rs`) — is done only
+//! when asked for: by `--agents` or `--claude-hooks`, or by a yes on a
+//! terminal; `--yes` alone says what was found and how to turn it on.
 
+mod agents;
+mod claude;
 mod config;
 mod cron;
 mod dir;
+mod json_text;
 mod plan;
 mod stignore;
 mod timers;
@@ -29,12 +37,15 @@ use presence::{Profile, Registry, Selection, Status};
 
 use super::output;
 use super::{Ctx, Exit, UsageError};
-use plan::{Action, Change, Note, apply, confirm};
+use agents::AgentArg;
+use plan::{Action, Change, Note, apply, ask, confirm};
 use timers::systemd_user_works;
 
 #[derive(Debug, Args)]
 pub struct SetupArgs {
-    /// Answer yes to every question (needed when stdin is not a terminal)
+    /// Answer yes to every question (needed when stdin is not a terminal), but the ones
+    /// about publishing more: discovery and Claude Code's hooks take --agents and
+    /// --claude-hooks
     #[arg(short, long)]
     pub yes: bool,
     /// Print every change setup would make, and make none
@@ -47,8 +58,25 @@ pub struct SetupArgs {
     /// Install no refresher (the same as --timer none)
     #[arg(long, conflicts_with = "timer")]
     pub no_timer: bool,
-    /// Remove what setup added (the refresher's units or agents, the .stignore lines);
-    /// never records or the configuration
+    /// Turn on discovery of these local agents' sessions: [discover] agents in config.toml
+    /// becomes this list, comma-separated, of claude-code, codex, hermes, opencode; `found`
+    /// for those installed here; `none` turns discovery off [default: asked on a terminal
+    /// when agents are found; with --yes, left as it is]
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        value_name = "AGENTS",
+        conflicts_with = "uninstall"
+    )]
+    pub agents: Option<Vec<AgentArg>>,
+    /// Add presence's hooks to Claude Code's settings.json ($CLAUDE_CONFIG_DIR or ~/.claude;
+    /// the old file kept beside it) [default: asked on a terminal when Claude Code is found;
+    /// with --yes, not added]
+    #[arg(long, conflicts_with = "uninstall")]
+    pub claude_hooks: bool,
+    /// Remove what setup added (the refresher's units or agents, the .stignore lines, its
+    /// hooks in Claude Code's settings); never records or the configuration
     #[arg(long)]
     pub uninstall: bool,
     /// Replace unit files and launchd agents edited since setup wrote them (or not written by
@@ -148,7 +176,17 @@ pub fn run(ctx: &Ctx, args: SetupArgs) -> anyhow::Result<Exit> {
     let mut missing = None;
     let plan = if args.uninstall {
         let dir = ctx.global.dir.clone().unwrap_or(current.dir.clone());
-        uninstall::uninstall_plan(&platform, &dir, args.force, &mut notes)?
+        let mut plan = uninstall::uninstall_plan(&platform, &dir, args.force, &mut notes)?;
+        plan.extend(uninstall::claude_plan(&platform, &dir, &mut notes));
+        if !current.discover.is_empty() {
+            notes.push(Note::Say(format!(
+                "discovery stays on for {} ([discover] agents in {}; --uninstall never changes \
+                 the configuration): `presence setup --agents none` turns it off",
+                current.discover.join(", "),
+                config_path.display()
+            )));
+        }
+        plan
     } else {
         let dir = dir::choose_dir(ctx, &current, interactive)?;
         // The resolver refuses what it would refuse in the file (/, ~, /etc…).
@@ -156,13 +194,31 @@ pub fn run(ctx: &Ctx, args: SetupArgs) -> anyhow::Result<Exit> {
         check.dir = Some(dir.clone());
         Profile::resolve(&check, &ctx.local).context("cannot use that directory")?;
         let synced = dir::synced_root(&dir, &ctx.local.home);
-        let mut plan = config::config_plan(
-            &config_path,
-            &current.name,
-            &dir,
-            synced.as_deref(),
-            &ctx.local.home,
+        let found = agents::found(&ctx.local.home);
+        let agents = agents::choose(
+            args.agents.as_deref(),
+            &current.discover,
+            &found,
+            interactive,
+            &mut output::stdout(),
+            &mut notes,
         )?;
+        let hooks = claude_hooks(
+            ctx,
+            &platform,
+            &args,
+            &found,
+            (&dir, synced.as_deref()),
+            interactive,
+            &mut notes,
+        )?;
+        let edit = config::Edit {
+            profile: &current.name,
+            dir: &dir,
+            agents: agents.as_deref(),
+        };
+        let mut plan =
+            config::config_plan(&config_path, &edit, synced.as_deref(), &ctx.local.home)?;
         if !dir.exists() {
             plan.push(Change {
                 what: format!("create {} (mode 0700)", dir.display()),
@@ -170,6 +226,7 @@ pub fn run(ctx: &Ctx, args: SetupArgs) -> anyhow::Result<Exit> {
             });
         }
         plan.extend(stignore::stignore_plan(&platform, &dir, &mut notes)?);
+        plan.extend(hooks);
         // `refresh --all-profiles` covers every profile: it must keep up
         // with the shortest interval.
         let interval = Profile::resolve_all(&base, &ctx.local)
@@ -238,6 +295,67 @@ pub fn run(ctx: &Ctx, args: SetupArgs) -> anyhow::Result<Exit> {
     out.flush()?;
     drop(out);
     doctor(ctx, &base)
+}
+
+/// The change that adds presence's hooks to Claude Code's settings, when
+/// `--claude-hooks` asks for it, or Claude Code is found here and the user
+/// says yes on a terminal (else a note says how). Setup's own records
+/// directory and the synced folder holding it are `shared`: a settings file
+/// linked from there is refused.
+fn claude_hooks(
+    ctx: &Ctx,
+    platform: &Platform,
+    args: &SetupArgs,
+    found: &[agents::Found],
+    shared: (&std::path::Path, Option<&std::path::Path>),
+    interactive: bool,
+    notes: &mut Vec<Note>,
+) -> anyhow::Result<Option<Change>> {
+    let wanted = args.claude_hooks;
+    if !wanted && !found.iter().any(|f| f.agent == "claude-code") {
+        return Ok(None);
+    }
+    let link = claude::state_dir(&platform.home).join("settings.json");
+    let checked = claude::read(&link, shared.0, shared.1)
+        .and_then(|s| s.unhooked().map(|unhooked| (s, unhooked)));
+    let settings = match checked {
+        Ok((_, unhooked)) if unhooked.is_empty() => return Ok(None),
+        Ok((s, _)) => s,
+        Err(e) if wanted => return Err(e),
+        Err(e) => {
+            notes.push(Note::Say(format!(
+                "Claude Code found, but setup cannot add presence's hooks to its settings: {e:#}"
+            )));
+            return Ok(None);
+        }
+    };
+    let command = claude::hook_command(
+        &platform.binary,
+        ctx.global.profile.as_deref(),
+        ctx.global.config.as_deref(),
+    );
+    if !wanted {
+        let what = "Claude Code then runs presence's hook as each session starts, works, waits \
+                    and ends, and the hook publishes the session (the agent, its status and the \
+                    directory's name, never what you type)";
+        if !interactive {
+            notes.push(Note::Say(format!(
+                "Claude Code found: `presence setup --claude-hooks` adds presence's hooks to {}; \
+                 {what}",
+                settings.shown
+            )));
+            return Ok(None);
+        }
+        let mut out = output::stdout();
+        out.say(format_args!(
+            "Claude Code found. Presence can add its hooks to {}: {what}.",
+            settings.shown
+        ))?;
+        if !ask(&mut out, "Add presence's hooks to Claude Code's settings?")? {
+            return Ok(None);
+        }
+    }
+    settings.install(&command?)
 }
 
 /// Prints `c`'s words after `prefix`, and under them the lines it adds to a

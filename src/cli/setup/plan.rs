@@ -26,6 +26,17 @@ pub(super) enum Action {
     /// file's): a temp file renamed over whatever is at `path`, so a
     /// symbolic link there is replaced, never written through.
     Write { path: PathBuf, text: String },
+    /// Replace the file at `path` (not a symbolic link) with `text`, if it
+    /// still holds `before` (what the plan was made from; `None`: there was
+    /// none), first copying it to `backup`; each written as [`Action::Write`]
+    /// writes, with the file's mode (a new one 0600: a file of another
+    /// program's settings may hold its secrets).
+    Edit {
+        path: PathBuf,
+        before: Option<String>,
+        text: String,
+        backup: Option<PathBuf>,
+    },
     /// Remove a file.
     Remove(PathBuf),
     /// Create a directory, mode 0700.
@@ -75,27 +86,76 @@ pub(super) fn confirm(out: &mut Out, question: &str) -> anyhow::Result<bool> {
     Ok(!answer.trim().to_lowercase().starts_with('n'))
 }
 
+/// Asks a yes/no question whose answer is no unless it starts with y: for
+/// a choice about what this device shares, an answer not given is a no.
+pub(super) fn ask(out: &mut Out, question: &str) -> anyhow::Result<bool> {
+    out.prompt(&Styled::new(format_args!("{question} [y/N] ")))?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(answer.trim().to_lowercase().starts_with('y'))
+}
+
+/// Writes `text` to `path` atomically: a temp file beside it, with `mode`
+/// (else the file's, else 0644), renamed over whatever is at `path`.
+fn write_file(path: &Path, text: &str, mode: Option<u32>) -> anyhow::Result<()> {
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)?;
+    let mode = mode.unwrap_or_else(|| {
+        std::fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| m.is_file())
+            .map_or(0o644, |m| m.permissions().mode() & 0o7777)
+    });
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".presence-setup.")
+        .suffix(".tmp")
+        .tempfile_in(parent)?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path)?;
+    Ok(())
+}
+
 pub(super) fn apply(action: &Action) -> anyhow::Result<()> {
     match action {
-        Action::Write { path, text } => {
-            let parent = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            std::fs::create_dir_all(parent)?;
+        Action::Write { path, text } => write_file(path, text, None)?,
+        Action::Edit {
+            path,
+            before,
+            text,
+            backup,
+        } => {
+            let now = presence::bounded::read_path(path, MAX_READ)
+                .with_context(|| format!("cannot read {}", path.display()))?
+                .map(|b| String::from_utf8_lossy(&b).into_owned());
+            if now != *before {
+                bail!(
+                    "{} changed while setup ran, so setup left it as it is: run setup again",
+                    path.display()
+                );
+            }
             let mode = std::fs::symlink_metadata(path)
                 .ok()
                 .filter(|m| m.is_file())
-                .map_or(0o644, |m| m.permissions().mode() & 0o7777);
-            let mut tmp = tempfile::Builder::new()
-                .prefix(".presence-setup.")
-                .suffix(".tmp")
-                .tempfile_in(parent)?;
-            tmp.write_all(text.as_bytes())?;
-            tmp.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(mode))?;
-            tmp.as_file().sync_all()?;
-            tmp.persist(path)?;
+                .map_or(0o600, |m| m.permissions().mode() & 0o7777);
+            if let (Some(backup), Some(old)) = (backup, before) {
+                write_file(backup, old, Some(mode))
+                    .with_context(|| format!("cannot write {}", backup.display()))?;
+            }
+            if let Some(parent) = path.parent()
+                && !parent.exists()
+            {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(parent)?;
+            }
+            write_file(path, text, Some(mode))?;
         }
         Action::Remove(path) => std::fs::remove_file(path)?,
         Action::MakeDir(dir) => {

@@ -131,3 +131,23 @@ pub(super) fn uninstall_plan(
     super::cron::uninstall_plan(force, &mut plan, notes)?;
     Ok(plan)
 }
+
+/// The change that takes setup's hooks out of Claude Code's settings, if
+/// any are there; a settings file setup cannot edit is left alone, and said.
+pub(super) fn claude_plan(
+    platform: &Platform,
+    dir: &Path,
+    notes: &mut Vec<Note>,
+) -> Option<Change> {
+    let link = super::claude::state_dir(&platform.home).join("settings.json");
+    let synced = super::dir::synced_root(dir, &platform.home);
+    match super::claude::read(&link, dir, synced.as_deref()).and_then(|s| s.uninstall()) {
+        Ok(change) => change,
+        Err(e) => {
+            notes.push(Note::Say(format!(
+                "left Claude Code's settings alone: {e:#}; remove presence's hooks from it by hand"
+            )));
+            None
+        }
+    }
+}
