@@ -127,7 +127,10 @@
 //                  write-time policy); list, show, clear, devices, refresh,
 //                  guard, expire: one file per operation
 //  Consumers ..... watch (the watcher; watch::backend wraps notify); doctor
-//                  (one function per check)
+//                  (one function per check); discover (local agents'
+//                  live sessions from their own files; discover::sqlite:
+//                  the one read-only, bounded way to read an agent's
+//                  SQLite database)
 //  The binary .... src/cli: one file per subcommand; cli::output (the one
 //                  sanitizing output layer, which clippy.toml enforces);
 //                  cli::json (the JSON shapes); cli::exit (exit codes)
@@ -144,11 +147,12 @@
 // layer 1 rules: text record identity liveness clock dedupe redact open row expire watch::diff store::names store::entry
 // layer 2 mechanics: store local ledger owner scan_cache config watch::backend
 // layer 3 front: registry
-// layer 4 consumers: watch doctor
+// layer 4 consumers: watch doctor discover
 
 mod clock;
 mod config;
 mod dedupe;
+mod discover;
 mod doctor;
 mod error;
 mod expire;
