@@ -573,14 +573,23 @@ db.close()
         }
     }
 
-    /// The same, started `ago` seconds ago.
+    /// A boot time for tests that set when processes started: long ago,
+    /// so that any start fits whatever this machine's uptime.
+    const BOOT: f64 = 1_000_000_000.0;
+
+    /// The same, started `ago` seconds ago (with [`BOOT`] as boot time).
     fn hermes_since(pid: u32, cwd: &Path, ago: f64) -> Proc {
-        let boot = sqlite::boot_time().expect("/proc/stat has btime");
         let at = crate::local::unix_now() - ago;
         Proc {
-            start: ((at - boot) * ticks()) as u64,
+            start: ((at - BOOT) * ticks()) as u64,
             ..hermes_in(pid, cwd)
         }
+    }
+
+    /// What the reader finds for `procs`, with [`BOOT`] as boot time.
+    fn timed(w: &World, procs: &[Proc]) -> Vec<Found> {
+        let procs: Vec<&Proc> = procs.iter().collect();
+        read(&w.db(), &procs, Some(BOOT)).unwrap()
     }
 
     fn create(id: &str, cwd: Option<&Path>) -> Value {
@@ -777,7 +786,7 @@ db.close()
             {"op": "message", "id": "stale", "role": "user", "content": "hi", "timestamp": hour_ago},
         ]));
         let p = hermes_since(41, &proj, 600.0);
-        assert!(sessions(&w.cx(vec![p.clone()])).is_empty());
+        assert!(timed(&w, std::slice::from_ref(&p)).is_empty());
         // The running one's sessions: an older one it still has open, and the newest.
         w.run(json!([
             create("older", Some(&proj)),
@@ -785,7 +794,7 @@ db.close()
             create("newest", Some(&proj)),
             say("newest", "user", "hi"),
         ]));
-        assert_eq!(ids(&sessions(&w.cx(vec![p]))), [("newest", 41)]);
+        assert_eq!(ids(&timed(&w, &[p])), [("newest", 41)]);
     }
 
     #[test]
@@ -798,10 +807,13 @@ db.close()
             create("second", Some(&proj)),
             say("second", "user", "hi"),
         ]));
-        let found = sessions(&w.cx(vec![
-            hermes_since(41, &proj, 300.0),
-            hermes_since(42, &proj, 200.0),
-        ]));
+        let found = timed(
+            &w,
+            &[
+                hermes_since(41, &proj, 300.0),
+                hermes_since(42, &proj, 200.0),
+            ],
+        );
         // Both began after both processes: the most recently active goes
         // to the most recently started process.
         assert_eq!(ids(&found), [("first", 41), ("second", 42)]);
@@ -840,7 +852,7 @@ db.close()
         // Two free Hermes processes, both running when it began: ambiguous.
         assert!(sessions(&w.cx(vec![hermes_in(41, &proj), hermes_in(42, &other)])).is_empty());
         // One of them started after it began: not its owner.
-        let found = sessions(&w.cx(vec![hermes_in(41, &proj), hermes_since(42, &other, -60.0)]));
+        let found = timed(&w, &[hermes_in(41, &proj), hermes_since(42, &other, -60.0)]);
         assert_eq!(ids(&found), [("fresh", 41)]);
         // One of them has its own session: the other is the owner.
         w.run(json!([

@@ -9,6 +9,8 @@ use std::path::PathBuf;
 
 #[allow(dead_code)] // The stub's: the framework's reader table calls it.
 mod hermes;
+#[allow(dead_code)] // The stub's: the framework's reader table calls it.
+mod opencode;
 #[allow(dead_code)] // The stub's: used by the readers above.
 mod sqlite;
 
