@@ -560,7 +560,7 @@ db.close()
     }
 
     /// A Hermes CLI process in `cwd`, started at boot.
-    fn hermes_in(pid: u32, cwd: &Path) -> Proc {
+    pub(super) fn hermes_in(pid: u32, cwd: &Path) -> Proc {
         Proc {
             pid,
             comm: "hermes".into(),
@@ -1027,6 +1027,30 @@ db.close()
         }
     }
 
+    /// A state.db of a few sessions written by `hermes_state`, made once
+    /// per test run, and its project directory.
+    pub(super) fn good_db() -> (&'static [u8], &'static Path) {
+        static GOOD: std::sync::OnceLock<(Vec<u8>, PathBuf, tempfile::TempDir)> =
+            std::sync::OnceLock::new();
+        let (bytes, proj, _) = GOOD.get_or_init(|| {
+            let w = World::new();
+            let proj = w.dir("proj");
+            let mut ops = vec![];
+            for i in 0..20 {
+                let id = format!("s{i}");
+                ops.push(create(&id, Some(&proj)));
+                ops.push(say(&id, "user", "hi"));
+                ops.push(reply(&id, "stop"));
+                ops.push(json!({"op": "title", "id": id, "title": format!("Title {i}")}));
+            }
+            ops.push(json!({"op": "end", "id": "s3", "reason": "cli_close"}));
+            w.run(Value::Array(ops));
+            let bytes = std::fs::read(w.db()).unwrap();
+            (bytes, proj, w.tmp)
+        });
+        (bytes, proj)
+    }
+
     #[test]
     fn hermes_processes_are_told_by_name() {
         let p = |comm: &str, argv: &[&str]| Proc {
@@ -1059,5 +1083,39 @@ db.close()
         assert!(!is_hermes(&p("python3", &["python3", "-m", "http.server"])));
         assert!(!is_hermes(&p("bash", &["bash", "-c", "hermes"])));
         assert!(!is_hermes(&p("vim", &["vim", "hermes"])));
+    }
+}
+
+#[cfg(test)]
+mod hostile {
+    //! A state.db written by the released `hermes_state`, then damaged at
+    //! random: the reader returns (something or nothing), never panics.
+
+    use super::tests::{good_db, hermes_in};
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn a_damaged_state_db_never_panics(
+            flips in proptest::collection::vec((any::<prop::sample::Index>(), 1u8..), 1..40),
+            cut in proptest::option::of(any::<prop::sample::Index>()),
+        ) {
+            let (good, proj) = good_db();
+            let mut bytes = good.to_vec();
+            for (at, x) in flips {
+                let i = at.index(bytes.len());
+                bytes[i] ^= x;
+            }
+            if let Some(cut) = cut {
+                bytes.truncate(cut.index(bytes.len()));
+            }
+            let tmp = tempfile::tempdir().unwrap();
+            let db = tmp.path().join("state.db");
+            std::fs::write(&db, &bytes).unwrap();
+            let p = hermes_in(41, proj);
+            let _ = read(&db, &[&p], Some(0.0));
+        }
     }
 }

@@ -577,12 +577,12 @@ CREATE INDEX `message_session_time_created_id_idx` ON `message` (`session_id`,`t
 
     const PROMPT: &str = "Refactor the billing module, the token is sk-live-secret";
 
-    struct World {
+    pub(super) struct World {
         tmp: tempfile::TempDir,
     }
 
     impl World {
-        fn new() -> World {
+        pub(super) fn new() -> World {
             let w = World {
                 tmp: tempfile::tempdir().unwrap(),
             };
@@ -593,13 +593,13 @@ CREATE INDEX `message_session_time_created_id_idx` ON `message` (`session_id`,`t
         fn home(&self) -> PathBuf {
             self.tmp.path().join("home")
         }
-        fn data(&self) -> PathBuf {
+        pub(super) fn data(&self) -> PathBuf {
             self.tmp.path().join("xdg-data/opencode")
         }
-        fn db(&self) -> PathBuf {
+        pub(super) fn db(&self) -> PathBuf {
             self.data().join("opencode.db")
         }
-        fn dir(&self, name: &str) -> PathBuf {
+        pub(super) fn dir(&self, name: &str) -> PathBuf {
             self.tmp.path().join(name)
         }
         fn cx(&self, procs: Vec<Proc>) -> Context {
@@ -617,7 +617,7 @@ CREATE INDEX `message_session_time_created_id_idx` ON `message` (`session_id`,`t
         }
         /// A database as OpenCode makes it, left open as a running
         /// OpenCode keeps it (WAL mode, its pragmas).
-        fn open_db(&self, later: bool) -> Connection {
+        pub(super) fn open_db(&self, later: bool) -> Connection {
             let c = Connection::open(self.db()).unwrap();
             c.pragma_update(None, "journal_mode", "WAL").unwrap();
             c.execute_batch(
@@ -643,7 +643,7 @@ CREATE INDEX `message_session_time_created_id_idx` ON `message` (`session_id`,`t
     }
 
     /// Adds a session and its messages (`(role, data)` in order) to `c`.
-    fn add(c: &Connection, id: &str, dir: &Path, title: &str, messages: &[Value]) {
+    pub(super) fn add(c: &Connection, id: &str, dir: &Path, title: &str, messages: &[Value]) {
         let t = ms_ago(60.0);
         c.execute(
             "INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) \
@@ -667,12 +667,12 @@ CREATE INDEX `message_session_time_created_id_idx` ON `message` (`session_id`,`t
         }
     }
 
-    fn user() -> Value {
+    pub(super) fn user() -> Value {
         json!({"role": "user", "time": {"created": ms_ago(50.0)}, "agent": "build",
                "model": {"providerID": "anthropic", "modelID": "claude-sonnet-4-5"}})
     }
 
-    fn assistant(completed: bool, finish: Option<&str>, error: bool) -> Value {
+    pub(super) fn assistant(completed: bool, finish: Option<&str>, error: bool) -> Value {
         let mut v = json!({"role": "assistant", "time": {"created": ms_ago(40.0)},
             "parentID": "msg_0", "modelID": "gpt-5", "providerID": "openai", "mode": "build",
             "agent": "build", "path": {"cwd": "/p", "root": "/p"}, "cost": 0,
@@ -690,7 +690,7 @@ CREATE INDEX `message_session_time_created_id_idx` ON `message` (`session_id`,`t
     }
 
     /// An OpenCode process in `cwd`, started at boot.
-    fn opencode_in(pid: u32, cwd: &Path) -> Proc {
+    pub(super) fn opencode_in(pid: u32, cwd: &Path) -> Proc {
         Proc {
             pid,
             comm: "opencode".into(),
@@ -1090,7 +1090,13 @@ CREATE INDEX `message_session_time_created_id_idx` ON `message` (`session_id`,`t
 
     // The JSON tree of releases before the database.
 
-    fn write_session(w: &World, id: &str, dir: &Path, title: &str, extra: Option<Value>) {
+    pub(super) fn write_session(
+        w: &World,
+        id: &str,
+        dir: &Path,
+        title: &str,
+        extra: Option<Value>,
+    ) {
         let t = ms_ago(60.0);
         let mut v = json!({"id": id, "slug": "brave-otter", "version": "1.1.20", "projectID": "4b0ea68d",
             "directory": dir, "title": title, "time": {"created": t, "updated": t + 5}});
@@ -1104,7 +1110,7 @@ CREATE INDEX `message_session_time_created_id_idx` ON `message` (`session_id`,`t
         fs::write(d.join(format!("{id}.json")), v.to_string()).unwrap();
     }
 
-    fn write_messages(w: &World, id: &str, messages: &[Value]) {
+    pub(super) fn write_messages(w: &World, id: &str, messages: &[Value]) {
         let d = w.data().join(format!("storage/message/{id}"));
         fs::create_dir_all(&d).unwrap();
         let t = ms_ago(60.0) as u64;
@@ -1224,5 +1230,77 @@ CREATE INDEX `message_session_time_created_id_idx` ON `message` (`session_id`,`t
             ids(&timed_json(&w, &[opencode_since(7, &proj, 7200.0)])),
             [("ses_old", 7)]
         );
+    }
+}
+
+#[cfg(test)]
+mod hostile {
+    //! OpenCode's files damaged at random, or made of anything: the reader
+    //! returns (something or nothing), never panics.
+
+    use super::tests::{World, add, assistant, opencode_in, user, write_messages, write_session};
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A database of a few sessions, made once per test run.
+    fn good_db() -> &'static [u8] {
+        static GOOD: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+        GOOD.get_or_init(|| {
+            let w = World::new();
+            let c = w.open_db(true);
+            for i in 0..20 {
+                let msgs = [user(), assistant(true, Some("stop"), false)];
+                add(&c, &format!("ses_{i}"), Path::new("/work/proj"), "T", &msgs);
+            }
+            drop(c);
+            fs::read(w.db()).unwrap()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn a_damaged_database_never_panics(
+            flips in proptest::collection::vec((any::<prop::sample::Index>(), 1u8..), 1..40),
+            cut in proptest::option::of(any::<prop::sample::Index>()),
+        ) {
+            let mut bytes = good_db().to_vec();
+            for (at, x) in flips {
+                let i = at.index(bytes.len());
+                bytes[i] ^= x;
+            }
+            if let Some(cut) = cut {
+                bytes.truncate(cut.index(bytes.len()));
+            }
+            let tmp = tempfile::tempdir().unwrap();
+            let db = tmp.path().join("opencode.db");
+            fs::write(&db, &bytes).unwrap();
+            let p = opencode_in(7, Path::new("/work/proj"));
+            let _ = from_db(&db, &[&p], Some(0.0));
+        }
+
+        #[test]
+        fn any_json_tree_never_panics(
+            session in prop_oneof![
+                Just(None),
+                any::<Vec<u8>>().prop_map(Some),
+                "[ -~]{0,200}".prop_map(|s| Some(s.into_bytes())),
+            ],
+            message in any::<Vec<u8>>(),
+            title in ".{0,40}",
+        ) {
+            let w = World::new();
+            let proj = w.dir("proj");
+            write_session(&w, "ses_a", &proj, &title, None);
+            write_messages(&w, "ses_a", &[user()]);
+            if let Some(bytes) = session {
+                fs::write(w.data().join("storage/session/4b0ea68d/ses_b.json"), bytes).unwrap();
+            }
+            let m = w.data().join("storage/message/ses_a/msg_ffffffffffff.json");
+            fs::write(m, message).unwrap();
+            let p = opencode_in(7, &proj);
+            let found = from_json(&w.data().join("storage"), &[&p], Some(0.0));
+            prop_assert!(found.len() <= 1);
+        }
     }
 }
