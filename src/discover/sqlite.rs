@@ -21,7 +21,9 @@
 //!   has it open) would create `-wal` and `-shm` and leave them behind, so
 //!   such a database (its header says WAL) is opened `immutable=1` instead:
 //!   no locks, no side files, the main file as it is, which is all there is
-//!   when no writer is attached. A `-wal` without a `-shm` is a writer in
+//!   when no writer is attached (a writer attaching during the read can make
+//!   that one read fail or miss its first commit, nothing worse). A `-wal`
+//!   without a `-shm` is a writer in
 //!   exclusive locking mode (or one just attaching): that is [`DbError::Busy`],
 //!   nothing is read. A database in rollback-journal mode (Hermes falls back
 //!   to it on network filesystems) is opened read-only with ordinary shared
