@@ -130,8 +130,10 @@
 //                  (one function per check); discover (local agents'
 //                  sessions: the types readers share, the process scan
 //                  discover::procs, one reader per agent, the tmux endpoint
-//                  discover::tmux, and discover::refresh, the refresher's
-//                  pass that publishes what they find)
+//                  discover::tmux, discover::sqlite (the one read-only,
+//                  bounded way to read an agent's SQLite database), and
+//                  discover::refresh, the refresher's pass that publishes
+//                  what they find)
 //  The binary .... src/cli: one file per subcommand; cli::output (the one
 //                  sanitizing output layer, which clippy.toml enforces);
 //                  cli::json (the JSON shapes); cli::exit (exit codes)

@@ -10,8 +10,9 @@
 //!   reader may consult; readers never read the environment or the clock);
 //! - `procs`: the scan of this user's processes (`/proc`, Linux only:
 //!   elsewhere it finds none, so discovery publishes nothing);
-//! - one reader per agent (`claude`, `codex`; `hermes` and `opencode` in
-//!   their own files), listed in [`AGENTS_READ`];
+//! - one reader per agent (`claude`, `codex`, `hermes`, `opencode`), listed
+//!   in [`AGENTS_READ`]; `sqlite`, the one read-only, bounded way to read an
+//!   agent's SQLite database (Hermes', OpenCode's);
 //! - `tmux`: the endpoint of a process that runs in a tmux pane;
 //! - [`refresh`]: the refresher's pass, which turns what the readers found
 //!   into publishes and clears of records owned by the agents' processes,
@@ -36,12 +37,11 @@ use crate::store;
 
 mod claude;
 mod codex;
+mod hermes;
+mod opencode;
 mod procs;
+mod sqlite;
 mod tmux;
-// The SQLite readers, each with its entry in AGENTS_READ:
-// mod hermes;
-// mod opencode;
-// mod sqlite;
 
 /// The `source` of every record discovery publishes. A record of the same
 /// session with any other source (a hook's) is not discovery's to touch.
@@ -245,10 +245,11 @@ impl Context {
 pub(crate) type Reader = fn(&Context) -> Vec<Found>;
 
 /// The variables that say where an agent keeps its files.
-pub(crate) const AGENT_VARS: [&str; 4] = [
+pub(crate) const AGENT_VARS: [&str; 5] = [
     "CLAUDE_CONFIG_DIR",
     "CODEX_HOME",
     "HERMES_HOME",
+    "OPENCODE_DB",
     "XDG_DATA_HOME",
 ];
 
@@ -278,14 +279,12 @@ pub(crate) const AGENTS_READ: [AgentRead; 4] = [
     AgentRead {
         name: "hermes",
         program: "hermes",
-        // The reader: Some(hermes::sessions).
-        reader: None,
+        reader: Some(hermes::sessions),
     },
     AgentRead {
         name: "opencode",
         program: "opencode",
-        // The reader: Some(opencode::sessions).
-        reader: None,
+        reader: Some(opencode::sessions),
     },
 ];
 
