@@ -208,7 +208,7 @@ const MAIN_EXIT: [(&str, &str); 6] = [
 ];
 
 /// A variable and what it does, for ENVIRONMENT.
-const ENVIRONMENT: [(&str, &str); 13] = [
+const ENVIRONMENT: [(&str, &str); 14] = [
     (
         "PRESENCE_PROFILE",
         "The profile to use when --profile is not given (presence run sets it for its command).",
@@ -247,6 +247,12 @@ const ENVIRONMENT: [(&str, &str); 13] = [
          setup finds the agents installed here by them (Hermes Agent's by HERMES_HOME, \
          OpenCode's under XDG_DATA_HOME, each one's program on PATH), and edits Claude Code's \
          settings.json in CLAUDE_CONFIG_DIR.",
+    ),
+    (
+        "OPENCODE_DB",
+        "OpenCode's database for discovery: an absolute path, or a name in \
+         $XDG_DATA_HOME/opencode (else opencode.db there). Discovery reads Hermes Agent's \
+         state.db in HERMES_HOME (else ~/.hermes).",
     ),
     (
         "TMUX, TMUX_PANE",
