@@ -207,7 +207,7 @@ const MAIN_EXIT: [(&str, &str); 6] = [
 ];
 
 /// A variable and what it does, for ENVIRONMENT.
-const ENVIRONMENT: [(&str, &str); 12] = [
+const ENVIRONMENT: [(&str, &str); 13] = [
     (
         "PRESENCE_PROFILE",
         "The profile to use when --profile is not given (presence run sets it for its command).",
@@ -242,7 +242,14 @@ const ENVIRONMENT: [(&str, &str); 12] = [
     ),
     (
         "TMUX, TMUX_PANE",
-        "Inside tmux, publish and run default the endpoint to this pane.",
+        "Inside tmux, publish and run default the endpoint to this pane; discovery reads an \
+         agent process's own TMUX and TMUX_PANE for its endpoint.",
+    ),
+    (
+        "CLAUDE_CONFIG_DIR, CODEX_HOME",
+        "Where refresh's discovery ([discover] agents) finds Claude Code's and Codex CLI's files \
+         (default ~/.claude and ~/.codex); an agent process's own value comes first. HERMES_HOME \
+         and XDG_DATA_HOME (opencode/) likewise for Hermes Agent and OpenCode.",
     ),
     (
         "NO_COLOR",
