@@ -21,7 +21,7 @@ pub struct RefreshArgs {
     /// Keep refreshing every DUR until SIGINT/SIGTERM [default DUR: the profile's refresh_interval]
     #[arg(long, value_name = "DUR", num_args = 0..=1, value_parser = parse_every)]
     pub every: Option<Option<Duration>>,
-    /// Cover every profile of the configuration: each profile's directory (once), and this device's records of any label in it
+    /// Cover every profile of the configuration: each profile's directory (once), and this device's records of any label in it; discovery still publishes into the selected profile alone
     #[arg(long)]
     pub all_profiles: bool,
     /// Print each pass as one JSON object per line

@@ -223,7 +223,7 @@ mod tests {
             .env("TMUX", "/tmp/sock,1,0")
             .env("TMUX_PANE", "%3")
             .env("CODEX_HOME", "/x/codex")
-            .env("PRESENCE_TEST_SECRET", "never kept")
+            .envs([("SECRET_TOKEN", "never kept")])
             .spawn()
             .unwrap();
         let procs = scan(&|p: &Proc| p.pid == child.id());

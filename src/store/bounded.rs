@@ -14,7 +14,7 @@
 //! regular is named by its type (`type_name`, the one place those names
 //! are written).
 //!
-//! [`read_part`] reads one end of a file of any size (the head or the tail
+//! `read_part` reads one end of a file of any size (the head or the tail
 //! of an agent's transcript), with the same refusals.
 //!
 //! The syscalls are what a scan of 100 000 records can afford: `openat`,

@@ -493,3 +493,40 @@ fn an_agent_in_a_tmux_pane_has_the_pane_as_its_endpoint_which_another_device_ope
     let printed = b.run(&["open", CLAUDE_ID, "--print"]).success().stdout;
     assert_eq!(printed, "tmux attach -t work:0.0\n");
 }
+
+#[test]
+fn with_all_profiles_discovery_publishes_into_the_selected_profile_once() {
+    let w = World::new();
+    let dev = w.bare_device("a");
+    let other = w.tmp.path().join("other");
+    dev.write_config(&format!(
+        "default_profile = \"work\"\n\n[profiles.work]\ndir = {:?}\n\n[profiles.home]\ndir = {:?}\n\n\
+         [discover]\nagents = [\"claude-code\"]\n",
+        w.shared().display().to_string(),
+        other.display().to_string()
+    ));
+    let cwd = workdir(&w, "parser");
+    let claude = stand_in(&w, "sleep", "claude");
+    let agent = start(dev.program(&claude).arg("600").current_dir(&cwd));
+    claude_files(&dev, agent.0.id(), CLAUDE_ID, &cwd, "busy");
+    let out: JsonRefresh = dev.json(&["refresh", "--all-profiles", "--json"]);
+    assert_eq!(out.discover.unwrap().published, 1);
+    let files = |dir: &Path| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".json"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(files(&w.shared()).len(), 1);
+    assert!(files(&other).is_empty());
+    let r = row(&dev, CLAUDE_ID).unwrap();
+    assert_eq!(r.profile, "work");
+    // With `--profile home` selected, discovery publishes there instead.
+    let out: JsonRefresh = dev.json(&["--profile", "home", "refresh", "--json"]);
+    assert_eq!(out.discover.unwrap().published, 1);
+    assert_eq!(files(&other).len(), 1);
+}
