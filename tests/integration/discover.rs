@@ -530,3 +530,95 @@ fn with_all_profiles_discovery_publishes_into_the_selected_profile_once() {
     assert_eq!(out.discover.unwrap().published, 1);
     assert_eq!(files(&other).len(), 1);
 }
+
+/// Writes a Hermes CLI session into `db` with the released package's own
+/// `hermes_state.SessionDB`, as Hermes does: `start` creates the session in
+/// `cwd` and stores the user's first message (the turn runs); `reply`
+/// stores Hermes' answer, which ends the turn, and the title Hermes gives.
+const HERMES_STATE: &str = r#"
+import sys
+from pathlib import Path
+from hermes_state import SessionDB
+db_path, step, cwd = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+db = SessionDB(db_path=db_path)
+if step == "start":
+    db.create_session("h-1", "cli", cwd=cwd, model="anthropic/claude-sonnet-4")
+    db.append_message("h-1", "user", "rename the ostrich module, key sk-live-0123456789abcdef0123")
+else:
+    db.append_message("h-1", "assistant", "Renamed it.", finish_reason="stop")
+    db.set_session_title("h-1", "Module rename")
+db.close()
+"#;
+
+fn hermes_state(dev: &Device, step: &str, cwd: &Path) {
+    let db = dev.root.join("home/.hermes/state.db");
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    let out = std::process::Command::new(crate::hermes::venv().join("bin/python"))
+        .args(["-c", HERMES_STATE])
+        .arg(&db)
+        .arg(step)
+        .arg(cwd)
+        .env("HOME", dev.root.join("home"))
+        .env("HERMES_HOME", dev.root.join("home/.hermes"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "hermes_state: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A Hermes CLI session in the `state.db` the released package's own code
+/// writes, with a running `hermes` in its directory: published with its
+/// status, model, directory and (once Hermes gives one) title, never its
+/// prompt, and cleared once the process exits.
+#[test]
+fn a_hermes_session_from_its_state_db_is_published_and_cleared_when_it_exits() {
+    let w = World::new();
+    let dev = device(&w, "a", &["hermes"]);
+    let cwd = workdir(&w, "notes");
+    let hermes = stand_in(&w, "sleep", "hermes");
+    let before = std::time::Instant::now();
+    let mut agent = start(dev.program(&hermes).arg("600").current_dir(&cwd));
+    // The session begins after the process started, as Hermes' do: a
+    // process's start is known to the second (the kernel's boot time), so
+    // wait until the clock is past it by more than that.
+    wait_until("a second past the stand-in's start", PATIENCE, || {
+        before.elapsed() > std::time::Duration::from_millis(1100)
+    });
+    hermes_state(&dev, "start", &cwd);
+
+    let out = refresh(&dev);
+    let d = out.discover.expect("discovery ran");
+    assert_eq!((d.found, d.published), (1, 1), "{d:?}");
+    let r = row(&dev, "h-1").expect("published");
+    assert_eq!(
+        (r.client.as_str(), r.source.as_str(), r.status.as_str()),
+        ("hermes", "discover", "working")
+    );
+    assert_eq!(
+        (r.title.as_str(), r.model.as_str(), r.cwd.as_str()),
+        ("notes", "anthropic/claude-sonnet-4", cwd.to_str().unwrap())
+    );
+    assert_eq!(r.pid, agent.0.id());
+    let text = std::fs::read_to_string(w.shared().join(&r.file)).unwrap();
+    assert!(
+        !text.contains("ostrich") && !text.contains("sk-live"),
+        "{text}"
+    );
+
+    hermes_state(&dev, "reply", &cwd);
+    refresh(&dev);
+    let r = row(&dev, "h-1").unwrap();
+    assert_eq!(
+        (r.status.as_str(), r.title.as_str()),
+        ("waiting", "Module rename")
+    );
+
+    agent.0.kill().unwrap();
+    agent.0.wait().unwrap();
+    let out = refresh(&dev);
+    assert_eq!(out.cleared_files, std::slice::from_ref(&r.file));
+    assert!(row(&dev, "h-1").is_none());
+}
