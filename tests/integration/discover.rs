@@ -23,7 +23,7 @@ fn device(w: &World, name: &str, agents: &[&str]) -> Device {
 }
 
 /// A copy of `program` named `name` in the world's directory of stand-ins.
-fn stand_in(w: &World, program: &str, name: &str) -> PathBuf {
+pub(crate) fn stand_in(w: &World, program: &str, name: &str) -> PathBuf {
     let dir = w.tmp.path().join("agents").join(program);
     std::fs::create_dir_all(&dir).unwrap();
     let bin = dir.join(name);
@@ -45,7 +45,7 @@ fn stand_in(w: &World, program: &str, name: &str) -> PathBuf {
 /// Starts `cmd`, a freshly copied stand-in. Another test's thread may
 /// fork while the copy's file is still open for writing, and the program
 /// cannot run until that child execs ("text file busy"): wait for that.
-fn start(cmd: &mut std::process::Command) -> KillOnDrop {
+pub(crate) fn start(cmd: &mut std::process::Command) -> KillOnDrop {
     let (child, _) = wait_for("the stand-in to start", PATIENCE, || match cmd.spawn() {
         Ok(child) => Ok(child),
         Err(e) if e.raw_os_error() == Some(26) => Err(e.to_string()),
@@ -55,7 +55,7 @@ fn start(cmd: &mut std::process::Command) -> KillOnDrop {
 }
 
 /// A working directory `name` in the world, canonical (as /proc shows it).
-fn workdir(w: &World, name: &str) -> PathBuf {
+pub(crate) fn workdir(w: &World, name: &str) -> PathBuf {
     let dir = w.tmp.path().join("work").join(name);
     std::fs::create_dir_all(&dir).unwrap();
     dir.canonicalize().unwrap()
@@ -115,7 +115,7 @@ fn claude_dir(dev: &Device) -> PathBuf {
 }
 
 /// Writes the files of a Claude Code session of process `pid`.
-fn claude_files(dev: &Device, pid: u32, session: &str, cwd: &Path, status: &str) {
+pub(crate) fn claude_files(dev: &Device, pid: u32, session: &str, cwd: &Path, status: &str) {
     let dir = claude_dir(dev);
     write(
         &dir.join(format!("sessions/{pid}.json")),
@@ -135,7 +135,7 @@ fn row(dev: &Device, session: &str) -> Option<JsonRow> {
     dev.list(&[]).into_iter().find(|r| r.session_id == session)
 }
 
-const CLAUDE_ID: &str = "0f8e1d2c-3b4a-4596-8776-a5b4c3d2e1f0";
+pub(crate) const CLAUDE_ID: &str = "0f8e1d2c-3b4a-4596-8776-a5b4c3d2e1f0";
 const CODEX_ID: &str = "5973b6c0-94b8-487b-a530-2aeb6098ae0e";
 
 #[test]
