@@ -127,7 +127,13 @@
 //                  write-time policy); list, show, clear, devices, refresh,
 //                  guard, expire: one file per operation
 //  Consumers ..... watch (the watcher; watch::backend wraps notify); doctor
-//                  (one function per check)
+//                  (one function per check); discover (local agents'
+//                  sessions: the types readers share, the process scan
+//                  discover::procs, one reader per agent, the tmux endpoint
+//                  discover::tmux, discover::sqlite (the one read-only,
+//                  bounded way to read an agent's SQLite database), and
+//                  discover::refresh, the refresher's pass that publishes
+//                  what they find)
 //  The binary .... src/cli: one file per subcommand; cli::output (the one
 //                  sanitizing output layer, which clippy.toml enforces);
 //                  cli::json (the JSON shapes); cli::exit (exit codes)
@@ -144,11 +150,12 @@
 // layer 1 rules: text record identity liveness clock dedupe redact open row expire watch::diff store::names store::entry
 // layer 2 mechanics: store local ledger owner scan_cache config watch::backend
 // layer 3 front: registry
-// layer 4 consumers: watch doctor
+// layer 4 consumers: watch doctor discover
 
 mod clock;
 mod config;
 mod dedupe;
+mod discover;
 mod doctor;
 mod error;
 mod expire;
@@ -181,8 +188,8 @@ pub use local::{LocalDirs, unix_now};
 pub use record::Record;
 pub use redact::redact_text;
 pub use registry::{
-    ClearOutcome, Device, ExpireOutcome, Field, Guard, ListOptions, Listing, PublishRequest,
-    Published, RefreshOutcome, Registry, Row,
+    ClearOutcome, Device, DiscoverOutcome, ExpireOutcome, Field, Guard, ListOptions, Listing,
+    PublishRequest, Published, RefreshOutcome, Registry, Row,
 };
 pub use store::Skipped;
 pub use text::terminal_safe;
@@ -199,6 +206,8 @@ pub use config::ConfigSource;
 pub use config::{AGENTS, discover_agents_of};
 #[doc(hidden)] // The CLI's value parsers and `presence config`'s example and label sets.
 pub use config::{DurationError, EXAMPLE as CONFIG_EXAMPLE, ShowSet, parse_duration};
+#[doc(hidden)] // The refresher's pass with discovery, for `presence refresh`.
+pub use discover::refresh as discover_and_refresh;
 #[doc(hidden)] // `presence doctor` and `setup`: the checks' texts are the CLI's output.
 pub use doctor::{Check, Status, doctor, stignore_ignores_temp_files};
 #[doc(hidden)] // Parts of outcomes (`ExpireOutcome::removed`), as the CLI prints them.

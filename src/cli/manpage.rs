@@ -208,7 +208,7 @@ const MAIN_EXIT: [(&str, &str); 6] = [
 ];
 
 /// A variable and what it does, for ENVIRONMENT.
-const ENVIRONMENT: [(&str, &str); 13] = [
+const ENVIRONMENT: [(&str, &str); 14] = [
     (
         "PRESENCE_PROFILE",
         "The profile to use when --profile is not given (presence run sets it for its command).",
@@ -242,15 +242,23 @@ const ENVIRONMENT: [(&str, &str); 13] = [
          HERMES_HOME defaulting to ~/.hermes).",
     ),
     (
-        "CLAUDE_CONFIG_DIR, CODEX_HOME",
-        "Claude Code's and Codex's own directories (else ~/.claude and ~/.codex): presence \
-         setup finds the agents installed here by them (Hermes Agent's by HERMES_HOME, \
-         OpenCode's under XDG_DATA_HOME, each one's program on PATH), and edits Claude Code's \
-         settings.json in CLAUDE_CONFIG_DIR.",
+        "OPENCODE_DB",
+        "OpenCode's database for discovery: an absolute path, or a name in \
+         $XDG_DATA_HOME/opencode (else opencode.db there). Discovery reads Hermes Agent's \
+         state.db in HERMES_HOME (else ~/.hermes).",
     ),
     (
         "TMUX, TMUX_PANE",
-        "Inside tmux, publish and run default the endpoint to this pane.",
+        "Inside tmux, publish and run default the endpoint to this pane; discovery reads an \
+         agent process's own TMUX and TMUX_PANE for its endpoint.",
+    ),
+    (
+        "CLAUDE_CONFIG_DIR, CODEX_HOME",
+        "Where refresh's discovery ([discover] agents) finds Claude Code's and Codex CLI's files \
+         (default ~/.claude and ~/.codex); an agent process's own value comes first. HERMES_HOME \
+         and XDG_DATA_HOME (opencode/) likewise for Hermes Agent and OpenCode. presence setup \
+         finds the agents installed here by the same directories (or each one's program on \
+         PATH), and edits Claude Code's settings.json in CLAUDE_CONFIG_DIR.",
     ),
     (
         "NO_COLOR",

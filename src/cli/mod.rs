@@ -134,7 +134,7 @@ pub enum Command {
     /// End this device's record of a session (writes a tombstone)
     #[command(after_help = help::CLEAR)]
     Clear(clear::ClearArgs),
-    /// Re-publish this device's records whose owner runs; clear those whose owner died
+    /// Re-publish this device's records whose owner runs; clear those whose owner died; publish the live sessions of the agents [discover] names
     #[command(after_help = help::REFRESH)]
     Refresh(refresh::RefreshArgs),
     /// Run a command, keeping its session published while it runs

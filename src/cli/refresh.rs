@@ -1,5 +1,7 @@
 //! `presence refresh`: one pass over this device's records (for cron or a
-//! systemd timer), or a loop with `--every` until SIGINT/SIGTERM.
+//! systemd timer), or a loop with `--every` until SIGINT/SIGTERM. Each pass
+//! also publishes the live sessions of the local agents that `[discover]
+//! agents` names, into the selected profile (once, with `--all-profiles`).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -19,7 +21,7 @@ pub struct RefreshArgs {
     /// Keep refreshing every DUR until SIGINT/SIGTERM [default DUR: the profile's refresh_interval]
     #[arg(long, value_name = "DUR", num_args = 0..=1, value_parser = parse_every)]
     pub every: Option<Option<Duration>>,
-    /// Cover every profile of the configuration: each profile's directory (once), and this device's records of any label in it
+    /// Cover every profile of the configuration: each profile's directory (once), and this device's records of any label in it; discovery still publishes into the selected profile alone
     #[arg(long)]
     pub all_profiles: bool,
     /// Print each pass as one JSON object per line
@@ -35,30 +37,37 @@ fn parse_every(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
-/// The registries a pass covers: one per distinct directory.
+/// The registries a pass covers: one per distinct directory, the selected
+/// profile's first (discovery publishes into it, and only there).
 fn registries(ctx: &Ctx, all_profiles: bool) -> anyhow::Result<Vec<Registry>> {
+    let selected = ctx.registry()?;
     if !all_profiles {
-        return Ok(vec![ctx.registry()?]);
+        return Ok(vec![selected]);
     }
     let profiles = Profile::resolve_all(&ctx.selection(), &ctx.local)
         .context("cannot load the configuration")?;
-    let mut seen = BTreeSet::new();
-    Ok(profiles
+    let mut seen = BTreeSet::from([selected.profile().dir.clone()]);
+    let others: Vec<Registry> = profiles
         .into_iter()
         .filter(|p| seen.insert(p.dir.clone()))
         .map(|p| Registry::new(p, ctx.local.clone()))
-        .collect())
+        .collect();
+    Ok(std::iter::once(selected).chain(others).collect())
 }
 
-/// One pass: refreshes this device's records in each directory, then
-/// reads the directory to learn the other writers' clocks (see
-/// [`Learners`] for what `refresh --every` learns between passes).
+/// One pass: discovery and the refresh of this device's records in the
+/// first directory, the refresh alone in the others; then reads each
+/// directory to learn the other writers' clocks (see [`Learners`] for what
+/// `refresh --every` learns between passes).
 fn pass(registries: &[Registry], any_label: bool) -> anyhow::Result<RefreshOutcome> {
     let mut total = RefreshOutcome::default();
-    for r in registries {
-        let out = r
-            .refresh(any_label, presence::unix_now())
-            .with_context(|| format!("cannot refresh records in {}", r.profile().dir.display()))?;
+    for (i, r) in registries.iter().enumerate() {
+        let now = presence::unix_now();
+        let out = match i {
+            0 => presence::discover_and_refresh(r, any_label, now),
+            _ => r.refresh(any_label, now),
+        }
+        .with_context(|| format!("cannot refresh records in {}", r.profile().dir.display()))?;
         total.merge(out);
         // What it cannot learn now it learns at the next pass: a refresh
         // that did its work does not fail for it.
@@ -136,6 +145,19 @@ fn learn(registry: Registry, stop: &AtomicBool) {
 fn report(ctx: &Ctx, json: bool, out: &RefreshOutcome) -> anyhow::Result<()> {
     let mut stdout = super::output::stdout();
     if json {
+        let discover = out.discover.as_ref().map(|d| {
+            serde_json::json!({
+                "agents": d.agents,
+                "found": d.found,
+                "published": d.published.len(),
+                "cleared": d.cleared.len(),
+                "kept": d.kept,
+                "hooked": d.hooked,
+                "published_files": d.published,
+                "cleared_files": d.cleared,
+                "warnings": d.warnings,
+            })
+        });
         let line = serde_json::json!({
             "refreshed": out.refreshed.len(),
             "cleared": out.cleared.len(),
@@ -143,6 +165,7 @@ fn report(ctx: &Ctx, json: bool, out: &RefreshOutcome) -> anyhow::Result<()> {
             "changed": out.changed,
             "refreshed_files": out.refreshed,
             "cleared_files": out.cleared,
+            "discover": discover,
         });
         stdout.json_line(&line)?;
     } else if !ctx.global.quiet {
@@ -156,8 +179,42 @@ fn report(ctx: &Ctx, json: bool, out: &RefreshOutcome) -> anyhow::Result<()> {
             line.push_str(&format!(", {} changed meanwhile", out.changed));
         }
         stdout.say(line)?;
+        if let Some(d) = &out.discover {
+            let agents = match d.agents.is_empty() {
+                true => "discovery off".to_string(),
+                false => d.agents.join(", "),
+            };
+            let mut line = format!(
+                "discovered {} live session(s) ({agents}): published {}, cleared {}, unchanged {}",
+                d.found,
+                d.published.len(),
+                d.cleared.len(),
+                d.kept
+            );
+            if d.hooked > 0 {
+                line.push_str(&format!(", {} kept by a hook's record", d.hooked));
+            }
+            stdout.say(line)?;
+        }
         for f in &out.cleared {
             ctx.detail(format_args!("cleared {f}: its owner process is gone"));
+        }
+        if let Some(d) = &out.discover {
+            for f in &d.published {
+                ctx.detail(format_args!(
+                    "published {f}: a discovered session, new or changed"
+                ));
+            }
+            for f in &d.cleared {
+                ctx.detail(format_args!(
+                    "cleared {f}: its session is no longer found while its process runs"
+                ));
+            }
+        }
+    }
+    if let Some(d) = &out.discover {
+        for w in &d.warnings {
+            ctx.warn(format_args!("discover: {w}"));
         }
     }
     stdout.flush()?;
@@ -187,15 +244,20 @@ pub fn run(ctx: &Ctx, args: RefreshArgs) -> anyhow::Result<Exit> {
         return Err(UsageError(format!("--every {every} {problem}")).into());
     }
     let sub = signals::subscribe(&[SIGINT, SIGTERM])?;
-    let mut last: Option<(usize, usize, usize)> = None;
+    let mut last = None;
     let mut learners = Learners::new(&regs);
     loop {
         learners.keep_up();
         match pass(&regs, args.all_profiles) {
             Ok(out) => {
-                // In a loop, print a pass only when it differs from the last one.
-                let counts = (out.refreshed.len(), out.cleared.len(), out.left);
-                if args.json || last != Some(counts) || !out.cleared.is_empty() {
+                // In a loop, print a pass only when it differs from the last
+                // one (or ended or published something).
+                let found = out.discover.as_ref().map(|d| (d.found, d.kept, d.hooked));
+                let news = out.discover.as_ref().is_some_and(|d| {
+                    !d.published.is_empty() || !d.cleared.is_empty() || !d.warnings.is_empty()
+                });
+                let counts = (out.refreshed.len(), out.cleared.len(), out.left, found);
+                if args.json || last != Some(counts) || !out.cleared.is_empty() || news {
                     report(ctx, args.json, &out)?;
                 }
                 last = Some(counts);

@@ -32,7 +32,7 @@ pub use guard::Guard;
 pub use list::ListOptions;
 pub(crate) use publish::secret_free;
 pub use publish::{Field, PublishRequest, Published, UnknownField};
-pub use refresh::RefreshOutcome;
+pub use refresh::{DiscoverOutcome, RefreshOutcome};
 
 /// A listing and what was passed over to produce it.
 #[derive(Debug, Default)]

@@ -112,6 +112,12 @@ pub struct PublishRequest {
     /// patched has none. What a publisher can tell about where it runs
     /// (`presence publish` and `run` inside tmux: `tmux://HOST/SESSION`).
     pub default_endpoint: Option<String>,
+    /// When the session started, as its agent says (discovery): the
+    /// `started_at` of a new life, if it is not in the future and later
+    /// than every life this device remembers at the record's file (a life is
+    /// told apart by its `started_at`, so an ended one is never taken up
+    /// again). Default, and otherwise: now.
+    pub(crate) started_at: Option<f64>,
 }
 
 impl PublishRequest {
@@ -136,6 +142,31 @@ impl PublishRequest {
         }
     }
 
+    /// The `started_at` of a new life published at `now` over `mine`, what
+    /// the ledger says this device published at the file (see
+    /// [`started_at`](Self::started_at)).
+    fn life_start(&self, mine: Option<&crate::ledger::Entry>, now: f64) -> f64 {
+        let Some(t) = self
+            .started_at
+            .filter(|t| t.is_finite() && *t > 0.0 && *t <= now)
+        else {
+            return now;
+        };
+        let remembered = mine
+            .into_iter()
+            .flat_map(|m| {
+                std::iter::once(m.life.started_at)
+                    .chain(m.ended_before.iter().map(|e| e.life.started_at))
+            })
+            .flatten();
+        for s in remembered {
+            if s >= t {
+                return now;
+            }
+        }
+        t
+    }
+
     /// Refuses a field that is both given and unset.
     fn check(&self) -> Result<()> {
         match self.unset.iter().find(|f| self.given(**f).is_some()) {
@@ -150,7 +181,7 @@ impl PublishRequest {
     /// The record this request makes of `base` (the record this device has
     /// going, when patching), before the registry stamps who wrote it and
     /// when. `client` is the profile's default client.
-    fn merged(&self, base: Option<&Record>, client: &str) -> Record {
+    pub(crate) fn merged(&self, base: Option<&Record>, client: &str) -> Record {
         let mut r = match base {
             Some(b) => b.clone(),
             None => {
@@ -459,7 +490,7 @@ impl Registry {
                     (None, None) => self.profile.ttl.as_secs_f64(),
                 };
                 new.seq = 1;
-                new.started_at = Some(now);
+                new.started_at = Some(req.life_start(cur.mine.as_ref(), now));
                 // What the ledger says this device published here, if the
                 // file still holds it and it has not ended.
                 let ongoing = cur.entry.as_ref().filter(|e| {

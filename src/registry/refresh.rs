@@ -50,6 +50,7 @@ pub(crate) struct RefreshStep {
 
 /// What a refresh pass did.
 #[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
 pub struct RefreshOutcome {
     /// Files re-published.
     pub refreshed: Vec<String>,
@@ -60,6 +61,35 @@ pub struct RefreshOutcome {
     /// Records that changed between the plan and the lock (another writer
     /// got there first); left as they are.
     pub changed: usize,
+    /// What discovery of local agents' sessions did in this pass; `None`
+    /// when the pass ran no discovery (`[discover] agents` is empty, or the
+    /// pass was [`Registry::refresh`]). `presence refresh` runs it.
+    pub discover: Option<DiscoverOutcome>,
+}
+
+/// What discovery did in one refresh pass: the live sessions of the
+/// configured agents that it found, and what became of their records.
+#[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
+pub struct DiscoverOutcome {
+    /// The agents looked for (`[discover] agents`).
+    pub agents: Vec<String>,
+    /// Live sessions found (each with its agent's process running).
+    pub found: usize,
+    /// Files written: sessions new to the directory, or whose status,
+    /// title, model, cwd, endpoint or process changed.
+    pub published: Vec<String>,
+    /// Files turned into tombstones: discovered sessions no longer found
+    /// while their process runs (a new session in the same process, an
+    /// agent no longer named).
+    pub cleared: Vec<String>,
+    /// Sessions whose record already said it all (the pass refreshed them).
+    pub kept: usize,
+    /// Sessions left to the live record a hook publishes for them.
+    pub hooked: usize,
+    /// What went wrong with one session (it could not be published or
+    /// cleared) and what was redacted, one line each.
+    pub warnings: Vec<String>,
 }
 
 impl RefreshOutcome {
@@ -69,6 +99,9 @@ impl RefreshOutcome {
         self.cleared.extend(other.cleared);
         self.left += other.left;
         self.changed += other.changed;
+        if self.discover.is_none() {
+            self.discover = other.discover;
+        }
     }
 }
 
@@ -203,7 +236,19 @@ impl Registry {
     /// the one write path (planned first, then applied, so that a clear
     /// between the two is never undone).
     pub fn refresh(&self, any_label: bool, now: f64) -> Result<RefreshOutcome> {
-        let plan = self.plan_refresh(any_label)?;
+        self.refresh_except(any_label, &std::collections::HashSet::new(), now)
+    }
+
+    /// [`refresh`](Self::refresh), leaving out the files in `written`
+    /// (discovery wrote them in this pass: once is enough).
+    pub(crate) fn refresh_except(
+        &self,
+        any_label: bool,
+        written: &std::collections::HashSet<String>,
+        now: f64,
+    ) -> Result<RefreshOutcome> {
+        let mut plan = self.plan_refresh(any_label)?;
+        plan.retain(|step| !written.contains(&step.file));
         self.apply_refresh(&plan, now)
     }
 }

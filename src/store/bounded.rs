@@ -1,6 +1,7 @@
 //! The one way to read a file that may be hostile: a record another device
 //! synced here, a `.stignore` and what it includes, this device's own state,
-//! a file `presence setup` edits or inspects.
+//! a file `presence setup` edits or inspects, an agent's state file or
+//! transcript that discovery reads.
 //!
 //! [`read_path`] (and `read_at`, relative to a directory's fd) opens
 //! without following a symbolic link (`O_NOFOLLOW`) and without blocking
@@ -12,6 +13,9 @@
 //! else it refuses is a [`ReadError`] saying why, and a file that is not
 //! regular is named by its type (`type_name`, the one place those names
 //! are written).
+//!
+//! `read_part` reads one end of a file of any size (the head or the tail
+//! of an agent's transcript), with the same refusals.
 //!
 //! The syscalls are what a scan of 100 000 records can afford: `openat`,
 //! `fstat` and, for a file no larger than `fstat` said, one `read`.
@@ -133,6 +137,73 @@ pub fn read_path(path: &Path, limit: usize) -> Result<Option<Vec<u8>>, ReadError
     Ok(read_at(rustix::fs::CWD, path, limit, &mut buf)?.map(|_| buf))
 }
 
+/// Which part of a file [`read_part`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// At most this many bytes from the start.
+    Head(usize),
+    /// At most this many bytes before the end.
+    Tail(usize),
+}
+
+/// What [`read_part`] read: the bytes, where they start in the file, and
+/// the file's size when it was opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub bytes: Vec<u8>,
+    pub offset: u64,
+    pub size: u64,
+}
+
+impl Span {
+    /// Whether the span holds the whole file.
+    pub fn whole(&self) -> bool {
+        self.offset == 0 && self.bytes.len() as u64 >= self.size
+    }
+}
+
+/// Reads one part of the file at `path` with the rules of this module (no
+/// symlink, no blocking, a regular file only), whatever its size: a 2 GB
+/// agent transcript costs one `pread` of the part asked for. `Ok(None)`
+/// when there is no such file.
+pub(crate) fn read_part(path: &Path, part: Part) -> Result<Option<Span>, ReadError> {
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+    let fd = match rustix::fs::openat(rustix::fs::CWD, path, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Ok(None),
+        Err(Errno::LOOP) => return Err(ReadError::NotRegular(type_name(FileType::Symlink))),
+        Err(e) => return Err(ReadError::Open(e.into())),
+    };
+    let st = rustix::fs::fstat(&fd).map_err(|e| ReadError::Read(e.into()))?;
+    let ft = FileType::from_raw_mode(st.st_mode);
+    if ft != FileType::RegularFile {
+        return Err(ReadError::NotRegular(type_name(ft)));
+    }
+    let size = u64::try_from(st.st_size).unwrap_or(0);
+    let (offset, len) = match part {
+        Part::Head(n) => (0, size.min(n as u64)),
+        Part::Tail(n) => (size.saturating_sub(n as u64), size.min(n as u64)),
+    };
+    let mut bytes = vec![0; len as usize];
+    let mut got = 0;
+    while got < bytes.len() {
+        match rustix::io::pread(&fd, &mut bytes[got..], offset + got as u64) {
+            // Truncated since fstat: what there is.
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(Errno::INTR) => continue,
+            Err(e) => return Err(ReadError::Read(e.into())),
+        }
+    }
+    bytes.truncate(got);
+    Ok(Some(Span {
+        bytes,
+        offset,
+        size,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,5 +319,46 @@ mod tests {
         let st = read_at(&dir, "f", 10, &mut buf).unwrap().unwrap();
         assert_eq!((buf.as_slice(), st.st_size), (&b"x"[..], 1));
         assert!(read_at(&dir, "g", 10, &mut buf).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_part_of_a_file_of_any_size_is_read_from_either_end() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("f");
+        std::fs::write(&file, "0123456789").unwrap();
+        let head = read_part(&file, Part::Head(4)).unwrap().unwrap();
+        assert_eq!(
+            (head.bytes.as_slice(), head.offset, head.size),
+            (&b"0123"[..], 0, 10)
+        );
+        assert!(!head.whole());
+        let tail = read_part(&file, Part::Tail(3)).unwrap().unwrap();
+        assert_eq!((tail.bytes.as_slice(), tail.offset), (&b"789"[..], 7));
+        let all = read_part(&file, Part::Tail(100)).unwrap().unwrap();
+        assert!(all.whole() && all.bytes == b"0123456789");
+        // A sparse 4 GiB file costs the part asked for.
+        let sparse = std::fs::File::create(tmp.path().join("sparse")).unwrap();
+        sparse.set_len(1 << 32).unwrap();
+        let t = read_part(&tmp.path().join("sparse"), Part::Tail(16))
+            .unwrap()
+            .unwrap();
+        assert_eq!((t.bytes.len(), t.offset), (16, (1 << 32) - 16));
+        assert!(
+            read_part(&tmp.path().join("absent"), Part::Head(1))
+                .unwrap()
+                .is_none()
+        );
+        let fifo = tmp.path().join("fifo");
+        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, Mode::from_raw_mode(0o600)).unwrap();
+        assert!(matches!(
+            read_part(&fifo, Part::Tail(1)),
+            Err(ReadError::NotRegular("a FIFO"))
+        ));
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(matches!(
+            read_part(&link, Part::Head(1)),
+            Err(ReadError::NotRegular("a symbolic link"))
+        ));
     }
 }

@@ -676,6 +676,24 @@ pub struct JsonRefresh {
     pub changed: usize,
     pub refreshed_files: Vec<String>,
     pub cleared_files: Vec<String>,
+    /// What discovery did; null when it did not run.
+    #[serde(deserialize_with = "always")]
+    pub discover: Option<JsonDiscover>,
+}
+
+/// The `discover` object of a `refresh --json` line.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsonDiscover {
+    pub agents: Vec<String>,
+    pub found: usize,
+    pub published: usize,
+    pub cleared: usize,
+    pub kept: usize,
+    pub hooked: usize,
+    pub published_files: Vec<String>,
+    pub cleared_files: Vec<String>,
+    pub warnings: Vec<String>,
 }
 
 /// An element of `doctor --json`.

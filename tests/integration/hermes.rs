@@ -20,7 +20,7 @@ use crate::harness::{Device, JsonRow, World, sessions};
 const HERMES_VERSION: &str = "0.19.0";
 
 /// The virtual environment with Hermes in it.
-fn venv() -> PathBuf {
+pub(crate) fn venv() -> PathBuf {
     let venv = std::env::var_os("PRESENCE_TEST_HERMES_VENV")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/hermes-venv"));

@@ -11,6 +11,7 @@ mod cli;
 mod clocks;
 mod differential;
 mod dirs;
+mod discover;
 mod docs;
 mod doctor;
 mod errors;

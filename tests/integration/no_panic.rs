@@ -221,3 +221,188 @@ proptest! {
         }
     }
 }
+
+/// A working directory and a running stand-in for an agent: a copy of
+/// `sleep` named `name`, started there with `env`.
+fn agent(dev: &Device, name: &str, env: &[(&str, &Path)]) -> (crate::harness::KillOnDrop, u32) {
+    let dir = dev.root.join("agents").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = dir.join(name);
+    std::fs::copy(require_tool("sleep"), &bin).unwrap();
+    let mut cmd = dev.program(&bin);
+    cmd.arg("600").current_dir(&dir);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    // A copy just written may be busy while another thread's fork holds
+    // it open ("text file busy"): try again.
+    let (child, _) = crate::harness::wait_for(
+        "the stand-in to start",
+        crate::harness::PATIENCE,
+        || match cmd.spawn() {
+            Ok(c) => Ok(c),
+            Err(e) if e.raw_os_error() == Some(26) => Err(e.to_string()),
+            Err(e) => panic!("cannot start {name}: {e}"),
+        },
+    );
+    let pid = child.id();
+    (crate::harness::KillOnDrop(child), pid)
+}
+
+/// An agent's file: JSON shaped like the agent's (a record-like object
+/// with arbitrary values), or any bytes.
+fn any_agent_file(keys: &'static [&'static str]) -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        3 => proptest::collection::vec((proptest::sample::select(keys), any_value()), 0..8)
+            .prop_map(|fields| {
+                let object: serde_json::Map<String, Value> =
+                    fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+                serde_json::to_vec(&Value::Object(object)).unwrap()
+            }),
+        1 => proptest::collection::vec(any::<u8>(), 0..300),
+    ]
+}
+
+/// JSON lines as an agent appends them: entries of its types with
+/// arbitrary values, garbage lines between them, a cut last line.
+fn any_lines(
+    types: &'static [&'static str],
+    keys: &'static [&'static str],
+) -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(
+        prop_oneof![
+            4 => (proptest::sample::select(types), proptest::collection::vec((proptest::sample::select(keys), any_value()), 0..4))
+                .prop_map(|(t, fields)| {
+                    let mut object = serde_json::Map::new();
+                    object.insert("type".into(), Value::from(t));
+                    let payload: serde_json::Map<String, Value> =
+                        fields.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+                    for (k, v) in fields {
+                        object.insert(k.to_string(), v);
+                    }
+                    object.insert("payload".into(), Value::Object(payload.clone()));
+                    object.insert("message".into(), Value::Object(payload));
+                    serde_json::to_vec(&Value::Object(object)).unwrap()
+                }),
+            1 => proptest::collection::vec(any::<u8>(), 0..120),
+        ],
+        0..8,
+    )
+    .prop_map(|lines| lines.join(&b"\n"[..]))
+}
+
+const CLAUDE_KEYS: &[&str] = &[
+    "pid",
+    "sessionId",
+    "cwd",
+    "startedAt",
+    "procStart",
+    "name",
+    "nameSource",
+    "status",
+    "kind",
+];
+const TRANSCRIPT_TYPES: &[&str] = &[
+    "user",
+    "assistant",
+    "ai-title",
+    "custom-title",
+    "agent-name",
+    "summary",
+    "last-prompt",
+];
+const TRANSCRIPT_KEYS: &[&str] = &[
+    "aiTitle",
+    "customTitle",
+    "agentName",
+    "summary",
+    "model",
+    "stop_reason",
+    "isSidechain",
+];
+const ROLLOUT_TYPES: &[&str] = &["session_meta", "turn_context", "event_msg", "response_item"];
+const ROLLOUT_KEYS: &[&str] = &["id", "cwd", "timestamp", "model", "type", "thread_name"];
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 12,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Hostile files where each agent keeps its own, with a live process of
+    /// each agent: `refresh` with every agent enabled neither panics nor
+    /// hangs, and what it publishes lists.
+    #[test]
+    fn no_refresh_panics_or_hangs_on_hostile_agent_files(
+        claude_state in any_agent_file(CLAUDE_KEYS),
+        valid_state in any::<bool>(),
+        transcript in any_lines(TRANSCRIPT_TYPES, TRANSCRIPT_KEYS),
+        rollout in any_lines(ROLLOUT_TYPES, ROLLOUT_KEYS),
+        index in any_lines(&["x"], ROLLOUT_KEYS),
+        hermes_db in proptest::collection::vec(any::<u8>(), 0..2000),
+        opencode_db in proptest::collection::vec(any::<u8>(), 0..2000),
+        opencode_json in any_agent_file(&["id", "title", "directory", "time", "projectID"]),
+    ) {
+        let w = World::new();
+        let dev = w.bare_device("a");
+        dev.write_config(&format!(
+            "[profiles.default]\ndir = {:?}\n\n[discover]\nagents = [\"claude-code\", \"codex\", \"hermes\", \"opencode\"]\n",
+            w.shared().display().to_string()
+        ));
+        let home = dev.root.join("home");
+        let codex_home = home.join(".codex");
+        let (_claude, claude_pid) = agent(&dev, "claude", &[]);
+        let (_codex, _) = agent(&dev, "codex", &[("CODEX_HOME", &codex_home)]);
+        let (_hermes, _) = agent(&dev, "hermes", &[]);
+        let (_opencode, _) = agent(&dev, "opencode", &[]);
+        let put = |path: &Path, bytes: &[u8]| {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, bytes).unwrap();
+        };
+        // Claude Code: the state file of the live process, a valid one
+        // pointing at the transcript, or garbage; the transcript.
+        let claude_dir = home.join(".claude");
+        let state = if valid_state {
+            serde_json::to_vec(&json!({
+                "pid": claude_pid, "sessionId": "s-1", "cwd": "/w/x", "status": "busy",
+            })).unwrap()
+        } else {
+            claude_state
+        };
+        put(&claude_dir.join(format!("sessions/{claude_pid}.json")), &state);
+        put(&claude_dir.join("projects/-w-x/s-1.jsonl"), &transcript);
+        put(&claude_dir.join("projects/other/s-1.jsonl"), &transcript);
+        // Codex: a rollout in a day directory whose first line names the
+        // stand-in's working directory (or is garbage), and the index.
+        let cwd = dev.root.join("agents/codex").canonicalize().unwrap();
+        let mut first = serde_json::to_vec(&json!({
+            "type": "session_meta", "payload": {"id": "r-1", "cwd": cwd},
+        })).unwrap();
+        first.push(b'\n');
+        first.extend(&rollout);
+        let day = codex_home.join("sessions/2026/01/02");
+        put(&day.join("rollout-2026-01-02T00-00-00-5973b6c0-94b8-487b-a530-2aeb6098ae0e.jsonl"), &first);
+        put(&day.join("rollout-2026-01-02T00-00-01-x.jsonl"), &rollout);
+        put(&codex_home.join("session_index.jsonl"), &index);
+        // Hermes Agent and OpenCode: databases and session files of garbage.
+        put(&home.join(".hermes/state.db"), &hermes_db);
+        let opencode = dev.root.join("data/opencode");
+        put(&opencode.join("opencode.db"), &opencode_db);
+        put(&opencode.join("storage/session/p/ses_1.json"), &opencode_json);
+
+        for args in [vec!["refresh", "-v"], vec!["refresh", "--json"], vec!["list", "--json"]] {
+            let out = run(&dev, &args, None);
+            check(&args, &out, &[0])?;
+        }
+        // The valid state file was read through its hostile transcript.
+        if valid_state {
+            let out = run(&dev, &["list", "--json"], None);
+            let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+            prop_assert!(
+                rows.iter().any(|r| r["session_id"] == "s-1" && r["client"] == "claude-code"),
+                "{rows:?}"
+            );
+        }
+    }
+}

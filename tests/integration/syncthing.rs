@@ -1695,3 +1695,36 @@ fn syncthing_a_claude_code_hook_sequence_reaches_the_other_device() {
     assert_eq!(rc, 0);
     on_b(None, "SessionEnd on A -> gone on B");
 }
+
+/// Discovery on A: the session is listed on B after one refresh and the
+/// sync delay, and gone after its process exits and the next refresh.
+#[test]
+fn syncthing_a_discovered_session_on_a_is_listed_on_b_and_goes_when_its_process_exits() {
+    use crate::discover::{CLAUDE_ID, claude_files, stand_in, start, workdir};
+    let _one = lock();
+    let w = World::new();
+    let p = Pair::up(&w, "\n[discover]\nagents = [\"claude-code\"]\n");
+    let cwd = workdir(&w, "parser");
+    let claude = stand_in(&w, "sleep", "claude");
+    let mut agent = start(p.pa.program(&claude).arg("600").current_dir(&cwd));
+    claude_files(&p.pa, agent.0.id(), CLAUDE_ID, &cwd, "busy");
+    run_ok(p.pa.cmd().args(["--quiet", "refresh"]));
+    let seen = wait_until("the discovered session on B", PATIENCE, || {
+        listed(&p.pb, CLAUDE_ID).is_some_and(|r| {
+            (r.client.as_str(), r.source.as_str(), r.status.as_str())
+                == ("claude-code", "discover", "working")
+        })
+    });
+    report("a refresh with discovery on A -> listed on B", seen);
+    agent.0.kill().unwrap();
+    agent.0.wait().unwrap();
+    let ended = Instant::now();
+    run_ok(p.pa.cmd().args(["--quiet", "refresh"]));
+    wait_until("the session gone from B", PATIENCE, || {
+        listed(&p.pb, CLAUDE_ID).is_none()
+    });
+    report(
+        "its process exits, a refresh on A -> gone on B",
+        ended.elapsed(),
+    );
+}

@@ -83,6 +83,10 @@ impl Action {
             .and_then(|cwd| std::path::Path::new(cwd).file_name())
             .map(|name| name.to_string_lossy().into_owned());
         req.model = text(&e.model);
+        // The hook's record, not discovery's: a patch over the record
+        // discovery published must not keep its `source`, or discovery
+        // would take the session back (a hook's record wins).
+        req.unset.insert(presence::Field::Source);
         Some(Action::Publish(Box::new(req)))
     }
 }
@@ -242,6 +246,7 @@ mod tests {
         assert_eq!(req.client.as_deref(), Some("claude-code"));
         assert_eq!(req.cwd.as_deref(), Some("/home/u/src/parser"));
         assert_eq!(req.title.as_deref(), Some("parser"));
+        assert!(req.unset.contains(&presence::Field::Source));
         assert!(!format!("{req:?}").contains("ostrich"));
     }
 

@@ -184,6 +184,10 @@ impl Action {
             req.status = Some(status.into());
             req.client = Some(CLIENT.into());
             req.source = text(&x.platform);
+            if req.source.is_none() {
+                // Not discovery's record any more (see `hook claude`).
+                req.unset.insert(presence::Field::Source);
+            }
             req.model = text(&x.model);
             req.cwd = text(&e.cwd);
             Box::new(req)
