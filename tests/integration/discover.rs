@@ -622,3 +622,145 @@ fn a_hermes_session_from_its_state_db_is_published_and_cleared_when_it_exits() {
     assert_eq!(out.cleared_files, std::slice::from_ref(&r.file));
     assert!(row(&dev, "h-1").is_none());
 }
+
+/// OpenCode's tables as its first migration creates them (the columns the
+/// reader looks at, and the ones OpenCode requires).
+const OPENCODE_SCHEMA: &str = "
+CREATE TABLE `project` (`id` text PRIMARY KEY, `worktree` text NOT NULL, `vcs` text,
+  `name` text, `icon_url` text, `icon_color` text, `time_created` integer NOT NULL,
+  `time_updated` integer NOT NULL, `time_initialized` integer, `sandboxes` text NOT NULL);
+CREATE TABLE `message` (`id` text PRIMARY KEY, `session_id` text NOT NULL,
+  `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL);
+CREATE TABLE `part` (`id` text PRIMARY KEY, `message_id` text NOT NULL,
+  `session_id` text NOT NULL, `time_created` integer NOT NULL,
+  `time_updated` integer NOT NULL, `data` text NOT NULL);
+CREATE TABLE `session` (`id` text PRIMARY KEY, `project_id` text NOT NULL,
+  `parent_id` text, `slug` text NOT NULL, `directory` text NOT NULL, `title` text NOT NULL,
+  `version` text NOT NULL, `share_url` text, `summary_additions` integer,
+  `summary_deletions` integer, `summary_files` integer, `summary_diffs` text,
+  `revert` text, `permission` text, `time_created` integer NOT NULL,
+  `time_updated` integer NOT NULL, `time_compacting` integer, `time_archived` integer);
+";
+
+/// Adds message `n` of session `id` to OpenCode's database (its `data` as
+/// OpenCode writes it), with the text of the prompt in `part`, and moves
+/// the session's `time_updated`.
+fn opencode_message(c: &rusqlite::Connection, id: &str, n: u32, data: serde_json::Value) {
+    let t = (now() * 1000.0) as i64;
+    let mid = format!("msg_{n:04}{id}");
+    c.execute(
+        "INSERT INTO message (id, session_id, time_created, time_updated, data) \
+         VALUES (?1, ?2, ?3, ?3, ?4)",
+        rusqlite::params![mid, id, t, data.to_string()],
+    )
+    .unwrap();
+    c.execute(
+        "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) \
+         VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+        rusqlite::params![
+            format!("prt_{n:04}{id}"),
+            mid,
+            id,
+            t,
+            serde_json::json!({"type": "text", "text": "fix the ostrich test"}).to_string()
+        ],
+    )
+    .unwrap();
+    c.execute(
+        "UPDATE session SET time_updated = ?1 WHERE id = ?2",
+        rusqlite::params![t, id],
+    )
+    .unwrap();
+}
+
+/// An OpenCode session in its `opencode.db` (WAL mode, held open as a
+/// running OpenCode holds it), with a running `opencode` in its directory:
+/// published with its status, model and title, never the prompt's text,
+/// and cleared once the process exits.
+#[test]
+fn an_opencode_session_from_its_database_is_published_and_cleared_when_it_exits() {
+    use serde_json::json;
+    let w = World::new();
+    let dev = device(&w, "a", &["opencode"]);
+    let cwd = workdir(&w, "site");
+    let opencode = stand_in(&w, "sleep", "opencode");
+    let before = std::time::Instant::now();
+    let mut agent = start(dev.program(&opencode).arg("600").current_dir(&cwd));
+    // The session is updated after the process started (known to the
+    // second, as for Hermes above).
+    wait_until("a second past the stand-in's start", PATIENCE, || {
+        before.elapsed() > std::time::Duration::from_millis(1100)
+    });
+    let data = dev.root.join("data/opencode");
+    std::fs::create_dir_all(&data).unwrap();
+    let c = rusqlite::Connection::open(data.join("opencode.db")).unwrap();
+    c.pragma_update(None, "journal_mode", "WAL").unwrap();
+    c.execute_batch(OPENCODE_SCHEMA).unwrap();
+    c.execute(
+        "INSERT INTO project (id, worktree, vcs, time_created, time_updated, sandboxes) \
+         VALUES ('4b0ea68d', ?1, 'git', 0, 0, '[]')",
+        [cwd.to_str().unwrap()],
+    )
+    .unwrap();
+    let t = (now() * 1000.0) as i64;
+    c.execute(
+        "INSERT INTO session (id, project_id, slug, directory, title, version, time_created, \
+         time_updated) VALUES ('ses_1', '4b0ea68d', 'brave-otter', ?1, ?2, '1.2.10', ?3, ?3)",
+        rusqlite::params![
+            cwd.to_str().unwrap(),
+            "New session - 2026-12-03T07:00:00.000Z",
+            t
+        ],
+    )
+    .unwrap();
+    opencode_message(
+        &c,
+        "ses_1",
+        1,
+        json!({"role": "user", "time": {"created": t},
+               "model": {"providerID": "anthropic", "modelID": "claude-sonnet-4"}}),
+    );
+
+    let out = refresh(&dev);
+    let d = out.discover.expect("discovery ran");
+    assert_eq!((d.found, d.published), (1, 1), "{d:?}");
+    let r = row(&dev, "ses_1").expect("published");
+    assert_eq!(
+        (r.client.as_str(), r.source.as_str(), r.status.as_str()),
+        ("opencode", "discover", "working")
+    );
+    // OpenCode's placeholder title is not a title: the directory's name.
+    assert_eq!(
+        (r.title.as_str(), r.model.as_str(), r.cwd.as_str()),
+        ("site", "anthropic/claude-sonnet-4", cwd.to_str().unwrap())
+    );
+    assert_eq!(r.pid, agent.0.id());
+    let text = std::fs::read_to_string(w.shared().join(&r.file)).unwrap();
+    assert!(!text.contains("ostrich"), "{text}");
+
+    c.execute(
+        "UPDATE session SET title = 'Fix the flaky test' WHERE id = 'ses_1'",
+        [],
+    )
+    .unwrap();
+    opencode_message(
+        &c,
+        "ses_1",
+        2,
+        json!({"role": "assistant", "time": {"created": t, "completed": t + 5},
+               "finish": "stop", "providerID": "anthropic", "modelID": "claude-sonnet-4"}),
+    );
+    refresh(&dev);
+    let r = row(&dev, "ses_1").unwrap();
+    assert_eq!(
+        (r.status.as_str(), r.title.as_str()),
+        ("waiting", "Fix the flaky test")
+    );
+
+    agent.0.kill().unwrap();
+    agent.0.wait().unwrap();
+    let out = refresh(&dev);
+    assert_eq!(out.cleared_files, std::slice::from_ref(&r.file));
+    assert!(row(&dev, "ses_1").is_none());
+    drop(c);
+}
