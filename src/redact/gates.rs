@@ -183,8 +183,11 @@ pub(super) fn literals() -> Vec<(&'static str, Group)> {
 /// microseconds: building the automaton was most of what a `list --count`
 /// of a few records cost.
 struct Triggers {
+    /// One bit per [`pair_key`]: whether a literal starts with such a pair
+    /// (a few dozen of the 4096 keys), so that most bytes cost one test.
+    pairs: [u64; 64],
     /// `starts[k]..starts[k + 1]`: the literals whose first two bytes have
-    /// the key `k` ([`pair_key`]).
+    /// the key `k`.
     starts: Box<[u16]>,
     /// Sorted by key; each in lower case.
     literals: Vec<(Box<[u8]>, Group)>,
@@ -195,8 +198,19 @@ struct Triggers {
 const PAIR_KEYS: usize = 1 << 12;
 
 fn pair_key(a: u8, b: u8) -> usize {
-    (usize::from(a.to_ascii_lowercase() & 63) << 6) | usize::from(b.to_ascii_lowercase() & 63)
+    usize::from(FOLD[usize::from(a)]) << 6 | usize::from(FOLD[usize::from(b)])
 }
+
+/// Each byte folded to lower case, its low six bits: half a pair key.
+static FOLD: [u8; 256] = {
+    let mut fold = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        fold[b] = (b as u8).to_ascii_lowercase() & 63;
+        b += 1;
+    }
+    fold
+};
 
 static TRIGGERS: LazyLock<Triggers> = LazyLock::new(|| {
     // Every literal has two bytes or more (a test checks).
@@ -209,8 +223,10 @@ static TRIGGERS: LazyLock<Triggers> = LazyLock::new(|| {
         })
         .collect();
     all.sort_by_key(|(key, _, _)| *key);
+    let mut pairs = [0u64; 64];
     let mut starts = vec![0u16; PAIR_KEYS + 1];
     for (key, _, _) in &all {
+        pairs[key / 64] |= 1 << (key % 64);
         starts[key + 1] += 1;
     }
     for k in 0..PAIR_KEYS {
@@ -218,10 +234,43 @@ static TRIGGERS: LazyLock<Triggers> = LazyLock::new(|| {
     }
     let literals = all.into_iter().map(|(_, t, group)| (t, group)).collect();
     Triggers {
+        pairs,
         starts: starts.into(),
         literals,
     }
 });
+
+/// What a byte is to the guards, one bit each ([`CLASS`]).
+const B64: u8 = 1;
+const UPPER: u8 = 2;
+const LOWER: u8 = 4;
+/// `@ = : / -`, which the other guards look at.
+const SPECIAL: u8 = 8;
+
+/// Each byte's bits, made at compile time.
+static CLASS: [u8; 256] = {
+    let mut class = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        let mut k = 0;
+        if c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_') {
+            k |= B64;
+        }
+        if c.is_ascii_uppercase() {
+            k |= UPPER;
+        }
+        if c.is_ascii_lowercase() {
+            k |= LOWER;
+        }
+        if matches!(c, b'@' | b'=' | b':' | b'/' | b'-') {
+            k |= SPECIAL;
+        }
+        class[b] = k;
+        b += 1;
+    }
+    class
+};
 
 /// The groups whose literals occur in a text (ignoring ASCII case), each
 /// token format's only where its [`Tail`] follows.
@@ -280,30 +329,40 @@ fn scan(text: &str) -> (Hits, Marks) {
     let t = &*TRIGGERS;
     let b = text.as_bytes();
     let (mut hits, mut m) = (Hits::default(), Marks::default());
-    // The base64 run so far (see `has_b64_run`).
-    let (mut run, mut upper, mut lower) = (0usize, false, false);
+    // The base64 run so far and the cases in it (see `has_b64_run`).
+    let (mut run, mut cases) = (0usize, 0u8);
     // The first `@` after the first `:`.
     let (mut first_colon, mut at_after) = (false, false);
+    // The pair key of bytes `i` and `i + 1`, in two halves.
+    let mut high = b.first().map_or(0, |&c| FOLD[usize::from(c)]);
     for (i, &c) in b.iter().enumerate() {
         let next = b.get(i + 1).copied().unwrap_or(0);
-        let key = pair_key(c, next);
-        let (from, to) = (usize::from(t.starts[key]), usize::from(t.starts[key + 1]));
-        for (literal, group) in &t.literals[from..to] {
-            if b[i..]
-                .get(..literal.len())
-                .is_some_and(|w| w.eq_ignore_ascii_case(literal))
-                && tail_holds(*group, &b[i + literal.len()..])
-            {
-                hits.add(*group);
+        let low = FOLD[usize::from(next)];
+        if t.pairs[usize::from(high)] >> low & 1 != 0 {
+            let key = usize::from(high) << 6 | usize::from(low);
+            let (from, to) = (usize::from(t.starts[key]), usize::from(t.starts[key + 1]));
+            for (literal, group) in &t.literals[from..to] {
+                if b[i..]
+                    .get(..literal.len())
+                    .is_some_and(|w| w.eq_ignore_ascii_case(literal))
+                    && tail_holds(*group, &b[i + literal.len()..])
+                {
+                    hits.add(*group);
+                }
             }
         }
-        if is_b64_byte(c) {
+        high = low;
+        let class = CLASS[usize::from(c)];
+        if class & B64 != 0 {
             run += 1;
-            upper |= c.is_ascii_uppercase();
-            lower |= c.is_ascii_lowercase();
-            m.b64 |= run >= MIN_BLOB && upper && lower;
+            cases |= class;
         } else {
-            (run, upper, lower) = (0, false, false);
+            // A run is judged where it ends.
+            m.b64 |= run >= MIN_BLOB && cases & (UPPER | LOWER) == UPPER | LOWER;
+            (run, cases) = (0, 0);
+        }
+        if class & SPECIAL == 0 {
+            continue;
         }
         match c {
             b'@' => {
@@ -331,6 +390,7 @@ fn scan(text: &str) -> (Hits, Marks) {
             _ => {}
         }
     }
+    m.b64 |= run >= MIN_BLOB && cases & (UPPER | LOWER) == UPPER | LOWER;
     (hits, m)
 }
 
@@ -442,3 +502,19 @@ lazy_re!(CURL_RE, CURL_USER);
 lazy_re!(FLAG_RE, FLAG);
 lazy_re!(SCP_RE, SCP);
 lazy_re!(ASSIGNMENT_RE, ASSIGNMENT);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_byte_classes_are_the_predicates() {
+        for b in 0..=255u8 {
+            let class = CLASS[usize::from(b)];
+            assert_eq!(class & B64 != 0, is_b64_byte(b), "{b}");
+            assert_eq!(class & UPPER != 0, b.is_ascii_uppercase(), "{b}");
+            assert_eq!(class & LOWER != 0, b.is_ascii_lowercase(), "{b}");
+            assert_eq!(class & SPECIAL != 0, b"@=:/-".contains(&b), "{b}");
+        }
+    }
+}
