@@ -66,8 +66,6 @@ pub(crate) struct Scan {
     /// `*.json` files and temp files that were not records (reported by
     /// `--verbose`); other files (`.stfolder`, notes) are not reported.
     pub skipped: Vec<Skipped>,
-    /// Our own temp files (regular files only) as found, for `expire`.
-    pub temps: Vec<(String, Stamp)>,
 }
 
 impl DirHandle {
@@ -270,7 +268,6 @@ impl Dir {
             exists: report.exists,
             entries: parts.into_iter().flatten().collect(),
             skipped: report.skipped,
-            temps: report.temps,
         })
     }
 
