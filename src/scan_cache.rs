@@ -48,9 +48,9 @@ pub(crate) fn older_than(path: &Path, age: std::time::Duration) -> bool {
 /// Larger cache files are ignored (about 600 000 files).
 const MAX_BYTES: u64 = 64 << 20;
 
-const MAGIC: &[u8; 8] = b"PRSCAN\x00\x03";
+const MAGIC: &[u8; 8] = b"PRSCAN\x00\x04";
 const HEADER: usize = 8 + 16 + 16 + 4 + 4 + 4;
-const ENTRY: usize = 100;
+const ENTRY: usize = 108;
 
 /// The name of `dir`'s cache file under `state`.
 pub(crate) fn path_for(state: &Path, dir: &Path) -> PathBuf {
@@ -225,12 +225,15 @@ impl Cache {
             started: time_at(b, at + 64)?,
             seq: u64_at(b, at + 72)?,
             ended: flags & 1 != 0,
+            long: flags & 2 != 0,
             // A byte no verdict has: the entry is not this cache's.
             verdict: crate::identity::Verdict::from_code((flags >> 8) as u8)?,
             label: self.string(u32_at(b, at + 84)?)?,
             device: self.string(u32_at(b, at + 88)?)?,
             session: self.string(u32_at(b, at + 92)?)?,
             session_key: self.string(u32_at(b, at + 96)?)?,
+            host: self.string(u32_at(b, at + 100)?)?,
+            instance: self.string(u32_at(b, at + 104)?)?,
         })
     }
 
@@ -348,6 +351,12 @@ pub(crate) fn save(
         ) else {
             continue;
         };
+        let (Some(host), Some(instance)) = (
+            intern(&mut at, &mut strings, f.host),
+            intern(&mut at, &mut strings, f.instance),
+        ) else {
+            continue;
+        };
         for n in [
             *h,
             key.ino,
@@ -362,8 +371,8 @@ pub(crate) fn save(
         ] {
             body.extend_from_slice(&n.to_le_bytes());
         }
-        let flags = u32::from(f.ended) | u32::from(f.verdict.code()) << 8;
-        for n in [flags, label, device, session, session_key] {
+        let flags = u32::from(f.ended) | u32::from(f.long) << 1 | u32::from(f.verdict.code()) << 8;
+        for n in [flags, label, device, session, session_key, host, instance] {
             body.extend_from_slice(&n.to_le_bytes());
         }
         count += 1;
@@ -419,6 +428,9 @@ mod tests {
                 device: "dev".into(),
                 session: session.into(),
                 session_key: format!("key-{session}").into(),
+                host: "laptop".into(),
+                instance: format!("i-{ino}").into(),
+                long: ino.is_multiple_of(5),
                 verdict: if ino.is_multiple_of(3) {
                     crate::identity::Verdict::Verified
                 } else {

@@ -93,8 +93,8 @@ pub(crate) struct Probe<'a> {
     _cwd: Cow<'a, str>,
     #[serde(default, borrow, deserialize_with = "lenient::cow")]
     device_id: Cow<'a, str>,
-    #[serde(default, borrow, rename = "host", deserialize_with = "lenient::cow")]
-    _host: Cow<'a, str>,
+    #[serde(default, borrow, deserialize_with = "lenient::cow")]
+    host: Cow<'a, str>,
     #[serde(default, borrow, deserialize_with = "lenient::cow")]
     instance_id: Cow<'a, str>,
     #[serde(default, borrow, rename = "key", deserialize_with = "lenient::cow")]
@@ -165,6 +165,16 @@ impl<'a> Probe<'a> {
     /// The writer's device.
     pub fn device_id(&self) -> &str {
         &self.device_id
+    }
+
+    /// The host the record names.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// The instance the record names.
+    pub fn instance_id(&self) -> &str {
+        &self.instance_id
     }
 
     /// The author, as [`Record::author`] says it.
