@@ -101,9 +101,14 @@ impl Registry {
         // Each writer's times are read through its learned clock (see
         // clock.rs); what this scan teaches is kept for the next reader.
         // Garbage belongs to no one: every label is judged.
-        let pass = Pass::begin(self, ShowSet::All, owns);
         let (names, mut report) = dir.candidates()?;
-        let (files, learned) = self.expire_scan(dir, (&names, &mut report), own, &pass, now);
+        let (_, caches) = self.scan_caches(std::slice::from_ref(dir), &[names.len()]);
+        let cache = caches.into_iter().next().flatten();
+        // Begun once the cache is read (see `list_once`).
+        let pass = Pass::begin(self, ShowSet::All, owns);
+        let lookup = cache.as_ref().map(|c| c.index(&names));
+        let scan = (&names, &mut report, lookup.as_ref());
+        let (files, learned) = self.expire_scan(dir, scan, own, &pass, now);
         let temps = report.temps;
         // Asked only of this device's records, and of the owner its ledger
         // recorded: a file's pid is whatever its last writer put there.
@@ -177,16 +182,15 @@ impl Registry {
     fn expire_scan<'n>(
         &self,
         dir: &crate::store::Dir,
-        (names, report): (&'n crate::store::Names, &mut crate::store::ScanReport),
+        (names, report, lookup): (
+            &'n crate::store::Names,
+            &mut crate::store::ScanReport,
+            Option<&crate::scan_cache::Lookup<'_>>,
+        ),
         own: &Own,
         pass: &Pass,
         now: f64,
     ) -> (Vec<Seen<'n>>, Clocks) {
-        let (_, caches) = self.scan_caches(std::slice::from_ref(dir), &[names.len()]);
-        let lookup = caches
-            .first()
-            .and_then(Option::as_ref)
-            .map(|c| c.index(names));
         let seen = |file: u32, f: &Facts<&str>, stamp: Stamp| {
             let (name, kind) = names.get(file as usize);
             Seen {
@@ -211,7 +215,7 @@ impl Registry {
             dir,
             names,
             report,
-            lookup.as_ref(),
+            lookup,
             <Part>::default,
             |(learned, files): &mut Part, k: read::Known<'_>| {
                 pass.judge(learned, &k.facts, k.stamp.ctime(), now);

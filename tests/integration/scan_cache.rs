@@ -217,3 +217,31 @@ fn a_file_changed_after_it_was_cached_is_read_again() {
     let _ = listing(&a, "on", &[]);
     assert_eq!(listing(&a, "on", &[]), listing(&a, "off", &[]));
 }
+
+#[test]
+fn a_device_that_ended_a_life_reads_its_cache() {
+    let w = World::new();
+    let a = mixed(&w);
+    // The ledger now holds a life this device ended, which every read pass
+    // digests: with the cache's own key, or the cache is of no use.
+    a.publish("gone", &[]);
+    a.run(&["clear", "--session", "gone"]).success();
+    std::thread::sleep(Duration::from_millis(2300));
+    // A first read learns the writer's clock (see the test above).
+    let _ = listing(&a, "off", &[]);
+    let want = listing(&a, "off", &[]);
+    assert_eq!(listing(&a, "on", &[]), want);
+    let cache_dir = a.root.join("home/.local/state/presence/scan-cache");
+    let cache = std::fs::read_dir(&cache_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let written = std::fs::read(&cache).unwrap();
+    // Nothing changed: the next listing is judged from the cache and has
+    // no reason to write it again (one that could not use it would, with
+    // a new key).
+    assert_eq!(listing(&a, "on", &[]), want);
+    assert_eq!(std::fs::read(&cache).unwrap(), written);
+}
