@@ -243,7 +243,7 @@ impl Cache {
     }
 
     /// Entry `i` as a new cache takes it over (its version unchecked).
-    fn raw_entry(&self, i: usize) -> Option<(u64, FileKey, Facts<&str>)> {
+    fn raw_entry(&self, i: usize) -> Option<Row<'_>> {
         let b = &self.bytes;
         let at = self.entries + i * ENTRY;
         let key = FileKey {
@@ -251,9 +251,20 @@ impl Cache {
             size: u64_at(b, at + 16)?,
             ctime_ns: u64_at(b, at + 24)? as i64,
         };
-        Some((u64_at(b, at)?, key, self.entry(i, key)?))
+        Some((u64_at(b, at)?, key, self.entry(i, key)?, self.secrets(i)))
+    }
+
+    /// Whether entry `i`'s record carries credentials, if a reader that
+    /// redacted it (`doctor`) said so.
+    fn secrets(&self, i: usize) -> Option<bool> {
+        let flags = u32_at(&self.bytes, self.entries + i * ENTRY + 80)?;
+        (flags & 4 != 0).then_some(flags & 8 != 0)
     }
 }
+
+/// An entry as [`save`] writes it: its name's hash, version, facts and
+/// whether its record carries credentials (when known).
+type Row<'a> = (u64, FileKey, Facts<&'a str>, Option<bool>);
 
 /// A cache's entries for the files of one listing ([`Cache::index`]).
 pub(crate) struct Lookup<'c> {
@@ -264,6 +275,12 @@ pub(crate) struct Lookup<'c> {
 }
 
 impl<'c> Lookup<'c> {
+    /// Whether the record of the cache's entry `entry` (as [`Lookup::get`]
+    /// gave it) carries credentials, if that is known.
+    pub(crate) fn secrets(&self, entry: usize) -> Option<bool> {
+        self.cache.secrets(entry)
+    }
+
     /// The facts cached for the `file`-th name, if the cache holds it in
     /// the version `key`; and the entry's index.
     pub(crate) fn get(&self, file: u32, key: FileKey) -> Option<(usize, Facts<&'c str>)> {
@@ -282,6 +299,8 @@ pub(crate) struct Fresh {
     pub name_hash: u64,
     pub key: FileKey,
     pub facts: Facts<Box<str>>,
+    /// Whether its record carries credentials, if the reader redacted it.
+    pub secrets: Option<bool>,
 }
 
 impl Fresh {
@@ -291,6 +310,7 @@ impl Fresh {
             name_hash,
             key,
             facts: f.owned(),
+            secrets: None,
         }
     }
 }
@@ -323,7 +343,7 @@ pub(crate) fn save(
     mut fresh: Vec<Fresh>,
 ) -> crate::error::Result<()> {
     let io_err = |e: io::Error| crate::error::Error::io("write the scan cache", path, e);
-    let mut rows: Vec<(u64, FileKey, Facts<&str>)> = Vec::with_capacity(kept.len() + fresh.len());
+    let mut rows: Vec<Row<'_>> = Vec::with_capacity(kept.len() + fresh.len());
     if let Some(old) = old {
         for (i, &k) in kept.iter().enumerate().take(old.len()) {
             if k && let Some(e) = old.raw_entry(i) {
@@ -333,7 +353,7 @@ pub(crate) fn save(
     }
     fresh.sort_by_key(|f| f.name_hash);
     for f in &fresh {
-        rows.push((f.name_hash, f.key, f.facts.borrowed()));
+        rows.push((f.name_hash, f.key, f.facts.borrowed(), f.secrets));
     }
     rows.sort_by_key(|r| r.0);
     // One copy of each distinct string.
@@ -342,7 +362,7 @@ pub(crate) fn save(
     let mut body: Vec<u8> = Vec::with_capacity(rows.len() * ENTRY);
     let mut count = 0u32;
     let none = f64::NAN.to_bits();
-    for (h, key, f) in &rows {
+    for (h, key, f, secrets) in &rows {
         let (Some(label), Some(device), Some(session), Some(session_key)) = (
             intern(&mut at, &mut strings, f.label),
             intern(&mut at, &mut strings, f.device),
@@ -371,7 +391,11 @@ pub(crate) fn save(
         ] {
             body.extend_from_slice(&n.to_le_bytes());
         }
-        let flags = u32::from(f.ended) | u32::from(f.long) << 1 | u32::from(f.verdict.code()) << 8;
+        let flags = u32::from(f.ended)
+            | u32::from(f.long) << 1
+            | u32::from(secrets.is_some()) << 2
+            | u32::from(secrets == &Some(true)) << 3
+            | u32::from(f.verdict.code()) << 8;
         for n in [flags, label, device, session, session_key, host, instance] {
             body.extend_from_slice(&n.to_le_bytes());
         }
@@ -437,6 +461,7 @@ mod tests {
                     crate::identity::Verdict::Forged(crate::identity::Forgery::BadSignature)
                 },
             },
+            secrets: [None, Some(false), Some(true)][(ino % 3) as usize],
         }
     }
 
@@ -480,8 +505,13 @@ mod tests {
                 crate::identity::Verdict::Forged(crate::identity::Forgery::BadSignature)
             )
         );
-        let (_, f) = found.get(0, fresh("b.json", 2, "").key).unwrap();
+        assert_eq!((f.host, f.instance, f.long), ("laptop", "i-1", false));
+        let (entry, f) = found.get(0, fresh("b.json", 2, "").key).unwrap();
         assert!(f.ended);
+        // What a reader that redacted the records said (fresh(_, 2, _): yes).
+        assert_eq!(found.secrets(entry), Some(true));
+        let (entry, _) = found.get(2, fresh("a.json", 1, "").key).unwrap();
+        assert_eq!(found.secrets(entry), Some(false));
         // Any change of inode, size or ctime is another version.
         let mut k = fresh("a.json", 1, "").key;
         k.ctime_ns += 1;
@@ -523,10 +553,13 @@ mod tests {
         let listed = names(&["a.json", "b.json", "c.json"]);
         let found = new.index(&listed);
         assert_eq!(found.firsts[0], u32::MAX, "a.json was not kept");
-        assert_eq!(
-            found.get(1, fresh("b.json", 3, "").key).unwrap().1.session,
-            "s3"
-        );
+        let (entry, f) = found.get(1, fresh("b.json", 3, "").key).unwrap();
+        assert_eq!(f.session, "s3");
+        // A kept entry keeps what was known of its credentials (none: 3 % 3).
+        assert_eq!(found.secrets(entry), None);
+        let (entry, f) = found.get(2, fresh("c.json", 5, "").key).unwrap();
+        assert!(f.long);
+        assert_eq!(found.secrets(entry), Some(true));
         assert_eq!(
             found.get(2, fresh("c.json", 5, "").key).unwrap().1.session,
             "s5"

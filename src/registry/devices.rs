@@ -9,7 +9,8 @@ use crate::config::ShowSet;
 use crate::dedupe::{Digest, Facts, FileCopy, LossReason, Reducer};
 use crate::error::Result;
 use crate::liveness::{self, State};
-use crate::store::Entry;
+use crate::scan_cache;
+use crate::store::{Entry, Stamp};
 
 use super::read::{self, Pass};
 use super::{Registry, round_ms};
@@ -59,7 +60,7 @@ impl Registry {
     /// Every device with a record in the directory (every label), with what
     /// this machine has learned of its clock, most records first.
     pub fn devices(&self, now: f64) -> Result<Vec<Device>> {
-        let census = self.census(now)?;
+        let census = self.census(now, Wants::default())?;
         let clocks = self.local.clocks();
         let mut by_id: BTreeMap<&str, Device> = BTreeMap::new();
         let mut hosts: BTreeMap<&str, (BTreeSet<&str>, BTreeSet<&str>)> = BTreeMap::new();
@@ -138,21 +139,32 @@ impl Registry {
     /// `list --all` decides them; only the files this device's ledger names,
     /// and those whose host or instance is too long to be kept whole, are
     /// read in full.
-    pub(crate) fn census(&self, now: f64) -> Result<Census> {
+    pub(crate) fn census(&self, now: f64, wants: Wants) -> Result<Census> {
         let dirs = self.open_dirs()?;
         let owns = self.owns(&dirs)?;
+        // Each directory's files and scan cache, read before the pass
+        // begins (see `list_once`).
+        let mut listed = Vec::with_capacity(dirs.len());
+        for dir in &dirs {
+            let (names, report) = dir.candidates()?;
+            let (caching, caches) = self.scan_caches(std::slice::from_ref(dir), &[names.len()]);
+            let cache_to = caching.into_iter().next().flatten();
+            listed.push((names, report, cache_to, caches.into_iter().next().flatten()));
+        }
         let pass = Pass::begin(self, ShowSet::All, &owns);
         let mut census = Census::default();
         let mut learned = Clocks::default();
         let mut strings: HashMap<String, u32> = HashMap::new();
         census.exists = true;
-        for (at, dir) in dirs.iter().enumerate() {
-            let (names, mut report) = dir.candidates()?;
-            let (_, caches) = self.scan_caches(std::slice::from_ref(dir), &[names.len()]);
-            let lookup = caches
-                .first()
-                .and_then(Option::as_ref)
-                .map(|c| c.index(&names));
+        let digest_key = crate::dedupe::digest_key();
+        // From this machine's clock, whatever `now` the caller judges at.
+        let settled = crate::local::unix_now() - scan_cache::SETTLE_S;
+        for (at, (dir, (names, mut report, cache_to, cache))) in dirs.iter().zip(listed).enumerate()
+        {
+            let cache = cache.as_ref();
+            // With `secrets`, what is learned is written to the cache.
+            let cache_to = cache_to.as_ref().filter(|_| wants.secrets);
+            let lookup = cache.map(|c| c.index(&names));
             let seen = |part: &mut Part, file: u32, f: &Facts<&str>, ctime: f64| {
                 pass.judge(&mut part.learned, f, ctime, now);
                 let own_state =
@@ -169,9 +181,11 @@ impl Registry {
                     verdict: f.verdict,
                     ctime,
                     updated: f.updated,
+                    expires: f.expires,
                     live: own_state == State::Live,
                     state: own_state,
                     local: false,
+                    secrets: None,
                     long: f.long,
                 });
                 part.decide.push(Decided {
@@ -186,17 +200,54 @@ impl Registry {
                     },
                 });
             };
+            // Whether a record shown as a row would show credentials
+            // redacted; `None` for a forged one, which no row shows.
+            let carries = |f: &Facts<&str>, bytes: &[u8]| {
+                if !wants.secrets || f.verdict.forgery().is_some() {
+                    return None;
+                }
+                let mut record = crate::record::Record::from_json(bytes).ok()?;
+                Some(!crate::redact::redact_record(&mut record).is_empty())
+            };
             let parts = read::each_file(
                 dir,
                 &names,
                 &mut report,
                 lookup.as_ref(),
                 Part::default,
-                |part: &mut Part, k: read::Known<'_>| seen(part, k.file, &k.facts, k.stamp.ctime()),
-                |part: &mut Part, p: read::Probed<'_>| seen(part, p.file, &p.facts, p.raw.ctime),
+                |part: &mut Part, k: read::Known<'_>| {
+                    seen(part, k.file, &k.facts, k.stamp.ctime());
+                    part.hits.push(k.entry as u32);
+                    let known = lookup.as_ref().and_then(|l| l.secrets(k.entry));
+                    if let Some(f) = part.files.last_mut() {
+                        f.secrets = known.filter(|_| wants.secrets);
+                    }
+                    if wants.secrets && known.is_none() && k.facts.verdict.forgery().is_none() {
+                        // Read again below, and redacted.
+                        let i = part.files.len() - 1;
+                        part.pending.push((i, k.entry, k.facts.owned(), k.stamp));
+                    }
+                },
+                |part: &mut Part, p: read::Probed<'_>| {
+                    seen(part, p.file, &p.facts, p.raw.ctime);
+                    let secrets = carries(&p.facts, p.raw.bytes);
+                    if let Some(f) = part.files.last_mut() {
+                        f.secrets = secrets;
+                    }
+                    if cache_to.is_some() && p.raw.ctime < settled {
+                        let name = scan_cache::name_hash(digest_key, p.raw.file);
+                        let version = scan_cache::FileKey::of(&p.raw.stamp);
+                        let mut fresh = scan_cache::Fresh::new(name, version, &p.facts);
+                        fresh.secrets = secrets;
+                        part.fresh.push(fresh);
+                    }
+                },
             );
             census.exists &= report.exists;
             census.skipped.extend(self.qualify(at, report.skipped));
+            let mut hits = vec![false; cache.map_or(0, scan_cache::Cache::len)];
+            let mut fresh = Vec::new();
+            let mut pending = Vec::new();
             for part in parts {
                 learned.merge(&part.learned, now);
                 let remap: Vec<u32> = part
@@ -204,6 +255,7 @@ impl Registry {
                     .into_iter()
                     .map(|s| census.intern(&mut strings, s))
                     .collect();
+                let base = census.files.len();
                 for (mut f, d) in part.files.into_iter().zip(part.decide) {
                     f.device = remap[f.device as usize];
                     f.host = remap[f.host as usize];
@@ -211,6 +263,66 @@ impl Registry {
                     census.files.push(f);
                     census.decide.push(d);
                 }
+                for &e in &part.hits {
+                    if let Some(h) = hits.get_mut(e as usize) {
+                        *h = true;
+                    }
+                }
+                fresh.extend(part.fresh);
+                pending.extend(
+                    part.pending
+                        .into_iter()
+                        .map(|(i, entry, facts, stamp)| (base + i, entry, facts, stamp)),
+                );
+            }
+            // The files the cache knew without knowing whether they carry
+            // credentials: read and redacted now, on the scan's threads.
+            let wanted: Vec<Box<str>> = pending
+                .iter()
+                .map(|(i, ..)| Box::from(names.get(census.files[*i].file as usize).0))
+                .collect();
+            let found = dir.read_each(
+                &wanted,
+                Vec::new,
+                |out: &mut Vec<(Box<str>, Stamp, Option<bool>)>, name, outcome| {
+                    if let Ok(Some((stamp, bytes))) = outcome {
+                        let carries = crate::record::Record::from_json(bytes)
+                            .ok()
+                            .map(|mut r| !crate::redact::redact_record(&mut r).is_empty());
+                        out.push((name.into(), stamp, carries));
+                    }
+                },
+            );
+            let found: HashMap<Box<str>, (Stamp, Option<bool>)> = found
+                .into_iter()
+                .flatten()
+                .map(|(name, stamp, carries)| (name, (stamp, carries)))
+                .collect();
+            for ((i, entry, facts, stamp), name) in pending.into_iter().zip(wanted) {
+                let Some(&(read, carries)) = found.get(&name) else {
+                    continue;
+                };
+                census.files[i].secrets = carries;
+                // Kept for the next census only if it is the version the
+                // cache knew (the facts are that version's).
+                if read == stamp && cache_to.is_some() {
+                    let mut f = scan_cache::Fresh::new(
+                        scan_cache::name_hash(digest_key, &name),
+                        scan_cache::FileKey::of(&stamp),
+                        &facts.borrowed(),
+                    );
+                    f.secrets = carries;
+                    fresh.push(f);
+                    if let Some(h) = hits.get_mut(entry) {
+                        *h = false;
+                    }
+                }
+            }
+            if let Some((path, id)) = cache_to
+                && !fresh.is_empty()
+            {
+                // A failure to write is not the census's (it is made again).
+                let _ = scan_cache::save(path, *id, digest_key, cache, &hits, fresh);
             }
             census.names.push(names);
         }
@@ -244,6 +356,20 @@ impl Registry {
         census.show_strings();
         census.decide_groups();
         pass.end(self, &learned, now);
+        if wants.local_rows {
+            for f in census.files.iter().filter(|f| f.local) {
+                if let Some(e) = census.read(f.dir, f.file) {
+                    let mut row = self.row(e, f.dir, &owns[f.dir], now, &pass);
+                    row.mark_life(f.state);
+                    census.local_rows.push(row);
+                }
+            }
+        }
+        if wants.secrets {
+            census.secrets = (0..census.files.len())
+                .filter(|&i| census.files[i].secrets == Some(true))
+                .collect();
+        }
         Ok(census)
     }
 }
@@ -264,13 +390,27 @@ pub(crate) struct Counted {
     /// When it arrived here.
     pub ctime: f64,
     pub updated: Option<f64>,
+    pub expires: Option<f64>,
     /// As its row says: live, and its state (a copy of a life ended
     /// elsewhere is ended).
     pub live: bool,
     pub state: State,
     /// Written by this device, as its ledger says.
     pub local: bool,
+    /// With [`Wants::secrets`]: whether its record carries credentials
+    /// (`None` for a forged one, or one that could not be read again).
+    pub secrets: Option<bool>,
     long: bool,
+}
+
+/// What a census finds besides the counts.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Wants {
+    /// The rows of this device's records, as `list --all` makes them.
+    pub local_rows: bool,
+    /// Which records carry credentials: each record is read and redacted
+    /// (once per version of its file, with the scan cache).
+    pub secrets: bool,
 }
 
 /// What ranks a file in its group.
@@ -287,6 +427,14 @@ struct Decided {
 #[derive(Default)]
 pub(crate) struct Census {
     pub files: Vec<Counted>,
+    /// With [`Wants::local_rows`]: the rows of the files this device wrote.
+    pub local_rows: Vec<crate::row::Row>,
+    /// With [`Wants::secrets`]: the files (indexes into `files`, forged ones
+    /// left out) whose records carry credentials, which rows show redacted.
+    /// Whether a file's record does is kept in the scan cache with the
+    /// file's facts, so a file is read and redacted for it only once in
+    /// each version.
+    pub secrets: Vec<usize>,
     /// Files passed over (named by their paths when there are several
     /// directories), and whether every directory exists.
     pub skipped: Vec<crate::store::Skipped>,
@@ -301,6 +449,23 @@ impl Census {
     /// A string of the census ([`Counted::device`], …).
     pub fn string(&self, i: u32) -> &str {
         self.strings.get(i as usize).map_or("", String::as_str)
+    }
+
+    /// The file name of `f`.
+    pub fn file(&self, f: &Counted) -> &str {
+        self.names
+            .get(f.dir)
+            .map_or("", |n| n.get(f.file as usize).0)
+    }
+
+    /// The ttl `f` claims ([`liveness::ttl_of`]).
+    pub fn ttl(&self, f: &Counted) -> f64 {
+        liveness::ttl_of(f.updated, f.expires)
+    }
+
+    /// Seconds since `f` claims it was written, as its row says.
+    pub fn claimed_age_s(&self, f: &Counted, now: f64) -> Option<f64> {
+        f.updated.map(|u| round_ms(now - u))
     }
 
     /// Seconds since `f` arrived, as its row says.
@@ -408,6 +573,11 @@ struct Part {
     files: Vec<Counted>,
     decide: Vec<Decided>,
     learned: Clocks,
+    /// The cache entries of use, the files probed (for the next cache) and
+    /// the cached ones whose credentials are not known yet.
+    hits: Vec<u32>,
+    fresh: Vec<scan_cache::Fresh>,
+    pending: Vec<(usize, usize, Facts<Box<str>>, Stamp)>,
     strings: Vec<String>,
     at: HashMap<String, u32>,
 }

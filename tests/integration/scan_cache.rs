@@ -218,6 +218,54 @@ fn a_file_changed_after_it_was_cached_is_read_again() {
     assert_eq!(listing(&a, "on", &[]), listing(&a, "off", &[]));
 }
 
+/// `doctor`'s `secrets` check, and its `records`-wide counts, with the
+/// cache on or off: which files it names.
+fn secrets_named(dev: &Device, cache: &str) -> Vec<String> {
+    let out = dev
+        .cmd()
+        .env("PRESENCE_SCAN_CACHE", cache)
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    let checks: Vec<JsonCheck> = parse_json(&String::from_utf8_lossy(&out.stdout), "doctor");
+    let mut files: Vec<String> = checks
+        .into_iter()
+        .filter(|c| c.check == "secrets")
+        .flat_map(|c| c.files)
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn doctor_remembers_which_records_carry_credentials_in_each_version() {
+    let w = World::new();
+    let a = mixed(&w);
+    let dir = w.shared();
+    let t = now();
+    let leaky = json!({"endpoint": "https://u:hunter2@h/x"});
+    write_record(&dir, "peer-1.k1.json", &record("k1", t, leaky.clone()));
+    write_record(&dir, "peer-1.k2.json", &record("k2", t, leaky));
+    std::thread::sleep(Duration::from_millis(2300));
+    let want = vec!["peer-1.k1.json".to_string(), "peer-1.k2.json".to_string()];
+    assert_eq!(secrets_named(&a, "off"), want);
+    // The first run with the cache redacts every record and keeps what it
+    // found with each file's facts; the next finds the same in the cache.
+    assert_eq!(secrets_named(&a, "on"), want);
+    let cache_dir = a.root.join("home/.local/state/presence/scan-cache");
+    assert_eq!(std::fs::read_dir(&cache_dir).unwrap().count(), 1);
+    assert_eq!(secrets_named(&a, "on"), want);
+    // A listing that rewrites the cache keeps what doctor found.
+    let _ = listing(&a, "on", &[]);
+    assert_eq!(secrets_named(&a, "on"), want);
+    // A file rewritten without the credential is another version: read again.
+    write_record(&dir, "peer-1.k1.json", &record("k1", t, json!({})));
+    assert_eq!(secrets_named(&a, "on"), want[1..]);
+    std::thread::sleep(Duration::from_millis(2300));
+    assert_eq!(secrets_named(&a, "on"), want[1..]);
+    assert_eq!(secrets_named(&a, "off"), want[1..]);
+}
+
 #[test]
 fn a_device_that_ended_a_life_reads_its_cache() {
     let w = World::new();
