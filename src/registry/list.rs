@@ -379,7 +379,7 @@ impl Registry {
     /// cache lives and the directory's identity, if it is to have one, and
     /// the cache as read, if it can be used (see scan_cache.rs).
     #[allow(clippy::type_complexity)]
-    pub(super) fn scan_caches(
+    pub(crate) fn scan_caches(
         &self,
         dirs: &[store::Dir],
         counts: &[usize],

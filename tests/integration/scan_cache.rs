@@ -293,3 +293,50 @@ fn a_device_that_ended_a_life_reads_its_cache() {
     assert_eq!(listing(&a, "on", &[]), want);
     assert_eq!(std::fs::read(&cache).unwrap(), written);
 }
+
+#[test]
+fn watch_starts_from_the_cache_with_the_set_list_shows() {
+    let w = World::new();
+    let a = mixed(&w);
+    // A directory large enough for the cache (1 000 files), most not live.
+    let dir = w.shared();
+    let t = now();
+    for i in 0..1000 {
+        let s = format!("b{i}");
+        let extra = match i % 5 {
+            0 => json!({}),
+            1 | 2 => json!({"expires_at": t - 10.0, "updated_at": t - 100.0}),
+            3 => json!({"ended_at": t - 5.0}),
+            _ => json!({"endpoint": format!("ssh://peer/b{}", i % 50)}),
+        };
+        write_record(&dir, &format!("peer-1.{s}.json"), &record(&s, t, extra));
+    }
+    std::thread::sleep(Duration::from_millis(2300));
+    let _ = listing(&a, "off", &[]);
+    // The default at this size: the first listing writes the cache.
+    let (rows, _) = listing(&a, "auto", &[]);
+    let cache_dir = a.root.join("home/.local/state/presence/scan-cache");
+    assert!(
+        cache_dir.exists(),
+        "a listing of 1 000 files writes a cache"
+    );
+    let mut want: Vec<String> = rows
+        .iter()
+        .map(|r| r["session_id"].as_str().unwrap().to_string())
+        .collect();
+    want.sort();
+    assert!(want.len() > 200, "{}", want.len());
+    let s = Stream::start(&a, &["watch", "--json"]);
+    let mut up = Vec::new();
+    let ready = loop {
+        let e = s.json();
+        if e.event == "ready" {
+            break e;
+        }
+        up.push(e.session().unwrap().to_string());
+    };
+    s.stop();
+    up.sort();
+    assert_eq!(up, want);
+    assert_eq!(ready.count, Some(want.len()));
+}
