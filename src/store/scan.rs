@@ -377,6 +377,7 @@ impl Dir {
                 names.push(&target, kind);
             }
         }
+        names.shrink_to_fit();
         Ok((names, report))
     }
 
@@ -482,6 +483,13 @@ impl Names {
             u32::try_from(self.text.len()).unwrap_or(u32::MAX),
         );
         self.items.push((start, end, kind));
+    }
+
+    /// Gives back what the buffers hold beyond the names (they grew by
+    /// doubling): a listing of 100 000 files keeps them to its end.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.text.shrink_to_fit();
+        self.items.shrink_to_fit();
     }
 
     /// How many names.
