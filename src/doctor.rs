@@ -138,11 +138,11 @@ pub fn doctor(registry: &Registry, config: &ConfigSource, now: f64) -> Vec<Check
     }
     out.push(directory::writable(&p.dir));
     out.extend(sync::sync_engine(p));
-    let Some(listing) = listing_checks(registry, now, &mut out) else {
+    let Some(census) = census_checks(registry, now, &mut out) else {
         return out;
     };
-    out.extend(records::secrets(&listing, p));
-    out.extend(records::unreadable(&listing));
+    out.extend(records::secrets(&census, p));
+    out.extend(records::unreadable(&census));
     out.push(records::garbage(registry, now));
     out
 }
@@ -175,13 +175,13 @@ fn several_dirs(registry: &Registry, config_exists: bool, now: f64) -> Vec<Check
                 } else {
                     found.extend(sync::sync_engine(p));
                 }
-                match records::listing(&view, now) {
-                    Ok(mut listing) => {
-                        // Named once, in the checks over every directory.
-                        listing.rows.retain(|r| r.forged.is_none());
-                        found.push(records::count(&listing));
-                        found.extend(records::secrets(&listing, p));
-                        found.extend(records::unreadable(&listing));
+                match records::census(&view, now) {
+                    Ok(census) => {
+                        // Forged files are named once, in the checks over
+                        // every directory (`count` leaves them out).
+                        found.push(records::count(&census));
+                        found.extend(records::secrets(&census, p));
+                        found.extend(records::unreadable(&census));
                         found.push(records::garbage(&view, now));
                     }
                     Err(failed) => found.push(*failed),
@@ -197,32 +197,32 @@ fn several_dirs(registry: &Registry, config_exists: bool, now: f64) -> Vec<Check
             out.push(c);
         }
     }
-    listing_checks(registry, now, &mut out);
+    census_checks(registry, now, &mut out);
     out
 }
 
-/// The checks of the listing of every record `registry` reads (of every
+/// The checks of the census of every record `registry` reads (of every
 /// directory, merged as `list` merges them): per device, the refresher,
-/// and records that claim this device's id. The listing, for more checks;
+/// and records that claim this device's id. The census, for more checks;
 /// `None` when it failed, which is then the last check in `out`.
-fn listing_checks(
+fn census_checks(
     registry: &Registry,
     now: f64,
     out: &mut Vec<Check>,
-) -> Option<crate::registry::Listing> {
-    let mut listing = match records::listing(registry, now) {
-        Ok(listing) => listing,
+) -> Option<crate::registry::devices::Census> {
+    let census = match records::census(registry, now) {
+        Ok(census) => census,
         Err(failed) => {
             out.push(*failed);
             return None;
         }
     };
     out.extend(records::moved_id(registry));
-    out.extend(records::forged(&mut listing));
-    out.extend(records::devices(registry, &listing, now));
-    out.extend(refresher::refresher(registry, &listing));
-    out.extend(records::foreign_claims(registry, &listing));
-    Some(listing)
+    out.extend(records::forged(&census));
+    out.extend(records::devices(registry, &census, now));
+    out.extend(refresher::refresher(registry, &census));
+    out.extend(records::foreign_claims(registry, &census));
+    Some(census)
 }
 
 /// Whether the ignore patterns of the Syncthing folder at `root` — its

@@ -120,6 +120,57 @@ impl From<f64> for Reading {
     }
 }
 
+/// What [`decide`] reads of a file: its name, kind and version, whether it
+/// proves its author, its group and life, and the times and `seq` that
+/// rank and judge it. A full [`Entry`] is one; `registry::expire` makes
+/// them from the scan cache and probes, without parsing every record.
+pub(crate) trait Judged {
+    fn file(&self) -> &str;
+    fn kind(&self) -> NameKind;
+    /// Its arrival here (the file's ctime).
+    fn ctime(&self) -> f64;
+    fn stamp(&self) -> Stamp;
+    fn verdict(&self) -> crate::identity::Verdict;
+    fn group(&self) -> dedupe::Digest;
+    fn life(&self) -> dedupe::Digest;
+    /// `[updated_at, expires_at, ended_at]`. Of `ended_at`, only whether
+    /// it is set counts, but for this device's own records (`mine`), whose
+    /// tombstones' age is read from it.
+    fn times(&self) -> [Option<f64>; 3];
+    fn seq(&self) -> u64;
+}
+
+impl Judged for Entry {
+    fn file(&self) -> &str {
+        &self.file
+    }
+    fn kind(&self) -> NameKind {
+        self.kind
+    }
+    fn ctime(&self) -> f64 {
+        self.ctime
+    }
+    fn stamp(&self) -> Stamp {
+        self.stamp
+    }
+    fn verdict(&self) -> crate::identity::Verdict {
+        self.verdict
+    }
+    fn group(&self) -> dedupe::Digest {
+        dedupe::Digest::group(self.record.author(), self.record.group_key())
+    }
+    fn life(&self) -> dedupe::Digest {
+        dedupe::Digest::life(self.record.author(), self.record.life())
+    }
+    fn times(&self) -> [Option<f64>; 3] {
+        let r = &self.record;
+        [r.updated_at, r.expires_at, r.ended_at]
+    }
+    fn seq(&self) -> u64 {
+        self.record.seq
+    }
+}
+
 /// When a record stopped being live, on this machine's clock, and never
 /// before it last arrived here: a tombstone or a record without `expires_at`
 /// when it arrived; otherwise its deadline (see [`liveness::deadline`]), or
@@ -131,41 +182,42 @@ impl From<f64> for Reading {
 /// writer's clock was set back, would otherwise date a fresh copy hours
 /// back and have it deleted. A change of the file's metadata alone thus
 /// puts off its deletion by `gc_after`; it does not make it live.
-fn dead_since(e: &Entry, clock: WriterClock) -> f64 {
-    if e.record.ended_at.is_some() {
-        return e.ctime;
+fn dead_since(e: &impl Judged, clock: WriterClock) -> f64 {
+    let times = e.times();
+    if times[2].is_some() {
+        return e.ctime();
     }
-    liveness::deadline(&e.record, e.ctime, clock)
-        .unwrap_or(e.ctime)
-        .max(e.ctime)
+    liveness::deadline_of(times, e.ctime(), clock)
+        .unwrap_or(e.ctime())
+        .max(e.ctime())
 }
 
 /// Decides what to delete. `device` is this device's id; `owner_alive` says
 /// whether a record's owner still runs (only asked about this device's
 /// records). Losers are listed before winners, so that a winner is only
 /// deleted after the losers that it hides.
-pub(crate) fn decide(
-    entries: &[Entry],
+pub(crate) fn decide<E: Judged>(
+    entries: &[E],
     temps: &[(String, Stamp)],
-    mine: impl Fn(&Entry) -> bool,
+    mine: impl Fn(&E) -> bool,
     policy: Policy,
     now: f64,
-    owner_alive: impl Fn(&Entry) -> bool,
-    reading: impl Fn(&Entry) -> Reading,
+    owner_alive: impl Fn(&E) -> bool,
+    reading: impl Fn(&E) -> Reading,
 ) -> Vec<Garbage> {
-    let device = &|e: &Entry| e.kind == NameKind::Record && mine(e);
-    let writer = |e: &Entry| reading(e).clock;
-    let state = |e: &Entry| match reading(e) {
+    let device = &|e: &E| e.kind() == NameKind::Record && mine(e);
+    let writer = |e: &E| reading(e).clock;
+    let state = |e: &E| match reading(e) {
         Reading {
             ended_here: true, ..
         } => State::Ended,
-        Reading { clock, .. } => liveness::state(&e.record, e.ctime, now, clock),
+        Reading { clock, .. } => liveness::state_of(e.times(), e.ctime(), now, clock),
     };
     let mut reducer = dedupe::Reducer::new(true);
     let mut out = Vec::new();
     for (i, e) in entries.iter().enumerate() {
-        if !e.verdict.counts() {
-            if now - e.ctime > policy.gc_after {
+        if !e.verdict().counts() {
+            if now - e.ctime() > policy.gc_after {
                 // A forged file speaks for nobody: it ends, hides and keeps
                 // nothing, and its own times are not to be believed. Its
                 // writer's rewrites would keep its ctime recent; this one
@@ -175,18 +227,23 @@ pub(crate) fn decide(
             continue;
         }
         let r = reading(e);
-        if r.ended_here {
-            let (group, life, mut copy) =
-                dedupe::describe(&e.record, &e.file, e.ctime, now, r.clock);
-            copy.state = State::Ended;
-            copy.item = Some(i);
-            reducer.add(group, life, copy);
-        } else {
-            reducer.add_record(&e.record, &e.file, e.ctime, (now, r.clock), i);
-        }
+        let times = e.times();
+        let mut copy = dedupe::FileCopy::new(
+            e.file(),
+            times[0],
+            e.seq(),
+            times[2].is_some(),
+            if r.ended_here {
+                State::Ended
+            } else {
+                liveness::state_of(times, e.ctime(), now, r.clock)
+            },
+        );
+        copy.item = Some(i);
+        reducer.add(e.group(), e.life(), copy);
     }
     let mut winners = Vec::new();
-    let life_of = |e: &Entry| dedupe::Digest::life(e.record.author(), e.record.life());
+    let life_of = |e: &E| e.life();
     for group in reducer.finish() {
         // Lives whose live-looking copies go in this pass: their tombstones
         // stay until a later one, so that should a deletion fail (or reach
@@ -197,7 +254,7 @@ pub(crate) fn decide(
             .filter(|(_, why)| *why == dedupe::LossReason::LifeEnded)
             .filter_map(|(copy, _)| copy.item.map(|i| life_of(&entries[i])))
             .collect();
-        let holds_back = |e: &Entry| e.record.ended_at.is_some() && ending.contains(&life_of(e));
+        let holds_back = |e: &E| e.times()[2].is_some() && ending.contains(&life_of(e));
         let mut keep_winner = false;
         for (copy, why) in &group.losers {
             let Some(i) = copy.item else { continue };
@@ -205,7 +262,7 @@ pub(crate) fn decide(
             if holds_back(e) {
                 continue;
             }
-            if matches!(e.kind, NameKind::ConflictCopy(_)) {
+            if matches!(e.kind(), NameKind::ConflictCopy(_)) {
                 out.push(garbage(e, Reason::ConflictLost, device));
                 continue;
             }
@@ -237,11 +294,11 @@ pub(crate) fn decide(
     for i in winners {
         let e = &entries[i];
         let st = state(e);
-        let reason = if st == State::Ended && e.record.ended_at.is_none() {
+        let reason = if st == State::Ended && e.times()[2].is_none() {
             // A live-looking copy of a life this device ended, with no
             // tombstone left beside it: it goes at once.
             Some(Reason::EndedLife)
-        } else if matches!(e.kind, NameKind::ConflictCopy(_)) && st != State::Live {
+        } else if matches!(e.kind(), NameKind::ConflictCopy(_)) && st != State::Live {
             Some(Reason::ConflictExpired)
         } else {
             judge(e, st, device, (policy, writer(e)), now, &owner_alive)
@@ -266,21 +323,20 @@ pub(crate) fn decide(
 
 /// The rule for one record, conflict status aside. Never returns a reason
 /// for a live record.
-fn judge(
-    e: &Entry,
+fn judge<E: Judged>(
+    e: &E,
     st: State,
-    device: &impl Fn(&Entry) -> bool,
+    device: &impl Fn(&E) -> bool,
     (policy, clock): (Policy, WriterClock),
     now: f64,
-    owner_alive: &impl Fn(&Entry) -> bool,
+    owner_alive: &impl Fn(&E) -> bool,
 ) -> Option<Reason> {
     if st == State::Live {
         return None;
     }
-    let r = &e.record;
     if device(e) {
-        match r.ended_at {
-            Some(ended) if now - ended.min(e.ctime) > TOMBSTONE_GRACE => {
+        match e.times()[2] {
+            Some(ended) if now - ended.min(e.ctime()) > TOMBSTONE_GRACE => {
                 return Some(Reason::OwnTombstone);
             }
             Some(_) => {}
@@ -291,12 +347,12 @@ fn judge(
     (now - dead_since(e, clock) > policy.gc_after).then_some(Reason::Garbage)
 }
 
-fn garbage(e: &Entry, reason: Reason, mine: &impl Fn(&Entry) -> bool) -> Garbage {
+fn garbage<E: Judged>(e: &E, reason: Reason, mine: &impl Fn(&E) -> bool) -> Garbage {
     Garbage {
-        file: e.file.clone(),
+        file: e.file().to_owned(),
         dir: None,
         reason,
-        stamp: e.stamp,
+        stamp: e.stamp(),
         own: mine(e),
     }
 }
@@ -613,7 +669,7 @@ mod tests {
             (".b.json.1.x.tmp".to_string(), at(NOW - 10.0)),
         ];
         let g = decide(
-            &[],
+            &[] as &[Entry],
             &temps,
             |_| false,
             POLICY,

@@ -215,13 +215,27 @@ pub(crate) fn state_of(
 /// its arrival plus ttl (see [`WriterClock::arrival`]) and `expires_at +
 /// skew`. `None` for tombstones and records without `expires_at`.
 pub(crate) fn deadline(record: &Record, ctime: f64, clock: impl Into<WriterClock>) -> Option<f64> {
-    if record.ended_at.is_some() {
+    deadline_of(
+        [record.updated_at, record.expires_at, record.ended_at],
+        ctime,
+        clock,
+    )
+}
+
+/// [`deadline`] from the record's `[updated_at, expires_at, ended_at]`.
+pub(crate) fn deadline_of(
+    times: [Option<f64>; 3],
+    ctime: f64,
+    clock: impl Into<WriterClock>,
+) -> Option<f64> {
+    let [updated_at, expires_at, ended_at] = times;
+    if ended_at.is_some() {
         return None;
     }
-    let expires_at = record.expires_at?;
+    let expires_at = expires_at?;
     let clock = clock.into();
-    let arrived = clock.arrival(ctime, record.updated_at);
-    Some((arrived + record_ttl(record)).min(clock.expiry(expires_at)))
+    let arrived = clock.arrival(ctime, updated_at);
+    Some((arrived + ttl_of(updated_at, Some(expires_at))).min(clock.expiry(expires_at)))
 }
 
 // ---- A record's lifecycle as pure transformations: what refresh, clear

@@ -217,11 +217,21 @@ impl LocalDirs {
     /// Never an estimate of this device's own clock (see
     /// [`crate::clock::is_own`]), whatever an older version wrote.
     pub(crate) fn clocks(&self) -> Clocks {
+        let me = self.existing_device_id().ok().flatten();
+        self.clocks_of(me.as_deref())
+    }
+
+    /// [`clocks`](Self::clocks) for a caller that has read this device's
+    /// id already (`me`, as [`existing_device_id`](Self::existing_device_id)
+    /// gave it).
+    pub(crate) fn clocks_of(&self, me: Option<&str>) -> Clocks {
         let mut clocks = match read_small(&self.state.join("clocks.json"), MAX_CLOCKS_BYTES) {
             Ok(Some(bytes)) => Clocks::from_bytes(&bytes),
             _ => Clocks::default(),
         };
-        self.forget_own_clock(&mut clocks);
+        if let Some(me) = me {
+            clocks.forget(me);
+        }
         clocks
     }
 

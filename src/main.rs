@@ -9,6 +9,12 @@ use std::process::ExitCode;
 use cli::Exit;
 
 fn main() -> ExitCode {
+    if let Some(version) = cli::version_only() {
+        // As clap prints it, whose output errors are ignored too.
+        let mut out = cli::output::stdout();
+        let _ = out.verbatim(&version).and_then(|()| out.flush());
+        return Exit::Ok.into();
+    }
     let args = match cli::parse() {
         Ok(args) => args,
         Err(err) => {

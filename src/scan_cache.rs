@@ -48,9 +48,9 @@ pub(crate) fn older_than(path: &Path, age: std::time::Duration) -> bool {
 /// Larger cache files are ignored (about 600 000 files).
 const MAX_BYTES: u64 = 64 << 20;
 
-const MAGIC: &[u8; 8] = b"PRSCAN\x00\x03";
+const MAGIC: &[u8; 8] = b"PRSCAN\x00\x04";
 const HEADER: usize = 8 + 16 + 16 + 4 + 4 + 4;
-const ENTRY: usize = 100;
+const ENTRY: usize = 108;
 
 /// The name of `dir`'s cache file under `state`.
 pub(crate) fn path_for(state: &Path, dir: &Path) -> PathBuf {
@@ -225,12 +225,15 @@ impl Cache {
             started: time_at(b, at + 64)?,
             seq: u64_at(b, at + 72)?,
             ended: flags & 1 != 0,
+            long: flags & 2 != 0,
             // A byte no verdict has: the entry is not this cache's.
             verdict: crate::identity::Verdict::from_code((flags >> 8) as u8)?,
             label: self.string(u32_at(b, at + 84)?)?,
             device: self.string(u32_at(b, at + 88)?)?,
             session: self.string(u32_at(b, at + 92)?)?,
             session_key: self.string(u32_at(b, at + 96)?)?,
+            host: self.string(u32_at(b, at + 100)?)?,
+            instance: self.string(u32_at(b, at + 104)?)?,
         })
     }
 
@@ -240,7 +243,7 @@ impl Cache {
     }
 
     /// Entry `i` as a new cache takes it over (its version unchecked).
-    fn raw_entry(&self, i: usize) -> Option<(u64, FileKey, Facts<&str>)> {
+    fn raw_entry(&self, i: usize) -> Option<Row<'_>> {
         let b = &self.bytes;
         let at = self.entries + i * ENTRY;
         let key = FileKey {
@@ -248,9 +251,20 @@ impl Cache {
             size: u64_at(b, at + 16)?,
             ctime_ns: u64_at(b, at + 24)? as i64,
         };
-        Some((u64_at(b, at)?, key, self.entry(i, key)?))
+        Some((u64_at(b, at)?, key, self.entry(i, key)?, self.secrets(i)))
+    }
+
+    /// Whether entry `i`'s record carries credentials, if a reader that
+    /// redacted it (`doctor`) said so.
+    fn secrets(&self, i: usize) -> Option<bool> {
+        let flags = u32_at(&self.bytes, self.entries + i * ENTRY + 80)?;
+        (flags & 4 != 0).then_some(flags & 8 != 0)
     }
 }
+
+/// An entry as [`save`] writes it: its name's hash, version, facts and
+/// whether its record carries credentials (when known).
+type Row<'a> = (u64, FileKey, Facts<&'a str>, Option<bool>);
 
 /// A cache's entries for the files of one listing ([`Cache::index`]).
 pub(crate) struct Lookup<'c> {
@@ -261,6 +275,12 @@ pub(crate) struct Lookup<'c> {
 }
 
 impl<'c> Lookup<'c> {
+    /// Whether the record of the cache's entry `entry` (as [`Lookup::get`]
+    /// gave it) carries credentials, if that is known.
+    pub(crate) fn secrets(&self, entry: usize) -> Option<bool> {
+        self.cache.secrets(entry)
+    }
+
     /// The facts cached for the `file`-th name, if the cache holds it in
     /// the version `key`; and the entry's index.
     pub(crate) fn get(&self, file: u32, key: FileKey) -> Option<(usize, Facts<&'c str>)> {
@@ -279,6 +299,8 @@ pub(crate) struct Fresh {
     pub name_hash: u64,
     pub key: FileKey,
     pub facts: Facts<Box<str>>,
+    /// Whether its record carries credentials, if the reader redacted it.
+    pub secrets: Option<bool>,
 }
 
 impl Fresh {
@@ -288,6 +310,7 @@ impl Fresh {
             name_hash,
             key,
             facts: f.owned(),
+            secrets: None,
         }
     }
 }
@@ -320,7 +343,7 @@ pub(crate) fn save(
     mut fresh: Vec<Fresh>,
 ) -> crate::error::Result<()> {
     let io_err = |e: io::Error| crate::error::Error::io("write the scan cache", path, e);
-    let mut rows: Vec<(u64, FileKey, Facts<&str>)> = Vec::with_capacity(kept.len() + fresh.len());
+    let mut rows: Vec<Row<'_>> = Vec::with_capacity(kept.len() + fresh.len());
     if let Some(old) = old {
         for (i, &k) in kept.iter().enumerate().take(old.len()) {
             if k && let Some(e) = old.raw_entry(i) {
@@ -330,7 +353,7 @@ pub(crate) fn save(
     }
     fresh.sort_by_key(|f| f.name_hash);
     for f in &fresh {
-        rows.push((f.name_hash, f.key, f.facts.borrowed()));
+        rows.push((f.name_hash, f.key, f.facts.borrowed(), f.secrets));
     }
     rows.sort_by_key(|r| r.0);
     // One copy of each distinct string.
@@ -339,12 +362,18 @@ pub(crate) fn save(
     let mut body: Vec<u8> = Vec::with_capacity(rows.len() * ENTRY);
     let mut count = 0u32;
     let none = f64::NAN.to_bits();
-    for (h, key, f) in &rows {
+    for (h, key, f, secrets) in &rows {
         let (Some(label), Some(device), Some(session), Some(session_key)) = (
             intern(&mut at, &mut strings, f.label),
             intern(&mut at, &mut strings, f.device),
             intern(&mut at, &mut strings, f.session),
             intern(&mut at, &mut strings, f.session_key),
+        ) else {
+            continue;
+        };
+        let (Some(host), Some(instance)) = (
+            intern(&mut at, &mut strings, f.host),
+            intern(&mut at, &mut strings, f.instance),
         ) else {
             continue;
         };
@@ -362,8 +391,12 @@ pub(crate) fn save(
         ] {
             body.extend_from_slice(&n.to_le_bytes());
         }
-        let flags = u32::from(f.ended) | u32::from(f.verdict.code()) << 8;
-        for n in [flags, label, device, session, session_key] {
+        let flags = u32::from(f.ended)
+            | u32::from(f.long) << 1
+            | u32::from(secrets.is_some()) << 2
+            | u32::from(secrets == &Some(true)) << 3
+            | u32::from(f.verdict.code()) << 8;
+        for n in [flags, label, device, session, session_key, host, instance] {
             body.extend_from_slice(&n.to_le_bytes());
         }
         count += 1;
@@ -419,12 +452,16 @@ mod tests {
                 device: "dev".into(),
                 session: session.into(),
                 session_key: format!("key-{session}").into(),
+                host: "laptop".into(),
+                instance: format!("i-{ino}").into(),
+                long: ino.is_multiple_of(5),
                 verdict: if ino.is_multiple_of(3) {
                     crate::identity::Verdict::Verified
                 } else {
                     crate::identity::Verdict::Forged(crate::identity::Forgery::BadSignature)
                 },
             },
+            secrets: [None, Some(false), Some(true)][(ino % 3) as usize],
         }
     }
 
@@ -468,8 +505,13 @@ mod tests {
                 crate::identity::Verdict::Forged(crate::identity::Forgery::BadSignature)
             )
         );
-        let (_, f) = found.get(0, fresh("b.json", 2, "").key).unwrap();
+        assert_eq!((f.host, f.instance, f.long), ("laptop", "i-1", false));
+        let (entry, f) = found.get(0, fresh("b.json", 2, "").key).unwrap();
         assert!(f.ended);
+        // What a reader that redacted the records said (fresh(_, 2, _): yes).
+        assert_eq!(found.secrets(entry), Some(true));
+        let (entry, _) = found.get(2, fresh("a.json", 1, "").key).unwrap();
+        assert_eq!(found.secrets(entry), Some(false));
         // Any change of inode, size or ctime is another version.
         let mut k = fresh("a.json", 1, "").key;
         k.ctime_ns += 1;
@@ -511,10 +553,13 @@ mod tests {
         let listed = names(&["a.json", "b.json", "c.json"]);
         let found = new.index(&listed);
         assert_eq!(found.firsts[0], u32::MAX, "a.json was not kept");
-        assert_eq!(
-            found.get(1, fresh("b.json", 3, "").key).unwrap().1.session,
-            "s3"
-        );
+        let (entry, f) = found.get(1, fresh("b.json", 3, "").key).unwrap();
+        assert_eq!(f.session, "s3");
+        // A kept entry keeps what was known of its credentials (none: 3 % 3).
+        assert_eq!(found.secrets(entry), None);
+        let (entry, f) = found.get(2, fresh("c.json", 5, "").key).unwrap();
+        assert!(f.long);
+        assert_eq!(found.secrets(entry), Some(true));
         assert_eq!(
             found.get(2, fresh("c.json", 5, "").key).unwrap().1.session,
             "s5"

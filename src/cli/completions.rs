@@ -12,7 +12,7 @@
 //! completes commands. Hidden subcommands are left out of the scripts.
 
 use clap::builder::PossibleValuesParser;
-use clap::{Args, CommandFactory, ValueEnum, ValueHint};
+use clap::{Args, ValueEnum, ValueHint};
 use clap_complete::Shell;
 
 use super::{Ctx, Exit};
@@ -60,6 +60,10 @@ const STATUS_WORDS: [&str; 4] = ["idle", "working", "waiting", "interrupted"];
 #[derive(Debug, Args)]
 pub struct ManpageArgs {
     /// Directory to write the pages into (docs/man in the repository)
+    // Not the id `dir`, which the global `--dir` has: a subcommand's
+    // arguments are made after the global ones are given to it (see
+    // `cli::Command`), so the two would clash.
+    #[arg(id = "out_dir", value_name = "DIR")]
     pub dir: std::path::PathBuf,
 }
 
@@ -72,7 +76,7 @@ pub fn manpage(args: ManpageArgs) -> anyhow::Result<Exit> {
 /// The command as completion scripts should see it: without hidden
 /// subcommands, with status words and a command after `run --`.
 fn completion_command() -> clap::Command {
-    let full = super::Cli::command();
+    let full = super::command();
     let status = |a: clap::Arg| a.value_parser(PossibleValuesParser::new(STATUS_WORDS));
     let mut cmd = clap::Command::new("presence")
         .about(full.get_about().cloned().unwrap_or_default())

@@ -280,9 +280,9 @@ help!(
 
 #[cfg(test)]
 mod tests {
-    use clap::{CommandFactory, Parser};
+    use clap::Parser;
 
-    use super::super::Cli;
+    use super::super::{Cli, command};
 
     /// Splits an example line the way a POSIX shell would for these simple
     /// cases: single quotes, and a `#` comment or a pipe or redirection ends it.
@@ -319,7 +319,7 @@ mod tests {
 
     #[test]
     fn every_subcommand_has_examples_and_exit_codes() {
-        let cmd = Cli::command();
+        let cmd = command();
         for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
             if sub.get_name() == "help" {
                 continue;
@@ -353,7 +353,7 @@ mod tests {
 
     #[test]
     fn every_example_parses_with_the_real_flags() {
-        let cmd = Cli::command();
+        let cmd = command();
         let mut checked = 0;
         for sub in all_subcommands(&cmd) {
             let after = sub

@@ -9,14 +9,13 @@
 use std::path::Path;
 
 use anyhow::Context as _;
-use clap::CommandFactory;
 use clap_mangen::roff::{Roff, bold, italic, roman};
 
 /// Writes every page into `dir`.
 pub fn write(dir: &Path) -> anyhow::Result<()> {
     // The plain version, so that the checked-in pages do not change at
     // every commit.
-    let mut cmd = super::Cli::command()
+    let mut cmd = super::command()
         .version(env!("CARGO_PKG_VERSION"))
         .long_version(None::<&str>)
         .disable_help_subcommand(true);

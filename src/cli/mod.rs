@@ -97,7 +97,11 @@ pub struct Global {
 pub fn parse() -> Result<Cli, clap::Error> {
     use clap::parser::ValueSource;
     use clap::{CommandFactory, FromArgMatches};
-    let mut matches = Cli::command().try_get_matches_from(args())?;
+    let mut cmd = Cli::command();
+    let mut matches = cmd.try_get_matches_from_mut(args())?;
+    // Not dropped: freeing the tree clap built is work a process about to
+    // exit need not do (a tenth of a `list --count` on a few records).
+    std::mem::forget(cmd);
     let from_env = |id: &str| matches.value_source(id) == Some(ValueSource::EnvVariable);
     let (profile_from_env, config_from_env) = (from_env("profile"), from_env("config"));
     let mut cli =
@@ -114,10 +118,32 @@ pub fn parse() -> Result<Cli, clap::Error> {
     Ok(cli)
 }
 
-// Parsed once per process: the size of the largest variant does not matter.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Subcommand)]
-pub enum Command {
+/// The subcommands, defined once and made twice: as [`Command`], which
+/// the command line is parsed into, with every subcommand's arguments
+/// deferred (made only when it is the one parsed, so that `presence list`
+/// does not first make the arguments of all the others), and as `TreeCommand`,
+/// not deferred, the tree that completions, the man pages and the help tests
+/// look at (see [`command`]).
+macro_rules! subcommands {
+    ($($variants:tt)*) => {
+        // Parsed once per process: the size of the largest variant does not matter.
+        #[allow(clippy::large_enum_variant)]
+        #[derive(Debug, Subcommand)]
+        #[command(defer = true)]
+        pub enum Command {
+            $($variants)*
+        }
+
+        // Never made: only its clap tree is.
+        #[allow(clippy::large_enum_variant, dead_code)]
+        #[derive(Subcommand)]
+        enum TreeCommand {
+            $($variants)*
+        }
+    };
+}
+
+subcommands! {
     /// Publish this device's record of a session, or update the fields given
     #[command(after_help = help::PUBLISH)]
     Publish(publish::PublishCmd),
@@ -172,6 +198,36 @@ pub enum Command {
     Complete(completions::CompleteArgs),
 }
 
+/// [`Cli`] with no subcommand deferred; see [`command`].
+// Never made: only its clap tree is.
+#[allow(dead_code)]
+#[derive(Parser)]
+#[command(name = "presence", version = long_version(), about, long_about = None,
+          max_term_width = 100, after_help = help::MAIN)]
+struct Tree {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: TreeCommand,
+}
+
+/// `presence --version` (or `-V`) and nothing else: what clap prints for it
+/// (`presence VERSION`), without building the command line first. The
+/// cheapest call there is, for a prompt that checks the tool is there.
+pub fn version_only() -> Option<String> {
+    let mut args = std::env::args_os().skip(1);
+    let flag = args.next()?;
+    (args.next().is_none() && (flag == "--version" || flag == "-V"))
+        .then(|| format!("presence {}\n", long_version()))
+}
+
+/// The whole command tree, every subcommand with its arguments, for what
+/// looks at the tree rather than parsing a command line (completions, the
+/// man pages, the negative-duration rewrite of [`args`]). Not built.
+pub fn command() -> clap::Command {
+    <Tree as clap::CommandFactory>::command()
+}
+
 /// `-V` and `--version`: the crate version and, when built from a git
 /// checkout, `git describe`.
 fn long_version() -> &'static str {
@@ -200,7 +256,7 @@ pub fn args() -> Vec<std::ffi::OsString> {
         return args;
     }
     let mut flags = std::collections::BTreeSet::new();
-    let mut todo = vec![<Cli as clap::CommandFactory>::command()];
+    let mut todo = vec![command()];
     while let Some(cmd) = todo.pop() {
         for a in cmd.get_arguments() {
             let dur = a
@@ -335,4 +391,62 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every (sub)command of a built tree: its path, its long help and its
+    /// arguments' ids (sorted: a deferred subcommand is given the global
+    /// arguments before its own, which shows nowhere).
+    fn shapes(cmd: &mut clap::Command, path: &str, out: &mut Vec<(String, String, Vec<String>)>) {
+        let help = cmd.render_long_help().to_string();
+        let mut ids: Vec<String> = cmd
+            .get_arguments()
+            .map(|a| a.get_id().to_string())
+            .collect();
+        ids.sort();
+        out.push((path.to_string(), help, ids));
+        // Not `help`'s copy of the tree, which clap makes when it builds the
+        // top and never prints (`presence help hook` shows the real `hook`).
+        for sub in cmd.get_subcommands_mut().filter(|s| s.get_name() != "help") {
+            let path = format!("{path} {}", sub.get_name());
+            shapes(sub, &path, out);
+        }
+    }
+
+    #[test]
+    fn the_deferred_command_line_is_the_tree() {
+        let (mut parsed, mut tree) = (super::Cli::command(), super::command());
+        parsed.build();
+        tree.build();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        shapes(&mut parsed, "presence", &mut a);
+        shapes(&mut tree, "presence", &mut b);
+        assert!(a.len() > 20, "{} commands", a.len());
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x, y);
+        }
+        assert_eq!(a.len(), b.len());
+    }
+}
+
+#[cfg(test)]
+mod version_tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_version_fast_path_prints_what_clap_prints() {
+        for flag in ["--version", "-V"] {
+            let err = super::Cli::command()
+                .try_get_matches_from(["presence", flag])
+                .unwrap_err();
+            assert_eq!(err.kind(), clap::error::ErrorKind::DisplayVersion);
+            assert_eq!(
+                err.render().to_string(),
+                format!("presence {}\n", super::long_version())
+            );
+        }
+    }
 }

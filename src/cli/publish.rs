@@ -12,7 +12,10 @@ use presence::{Field, PublishRequest, open};
 
 use super::{Ctx, Exit, UsageError, output};
 
-/// The flags that describe a session, shared by `publish` and `run`.
+// The flags that describe a session, shared by `publish` and `run`. (Not a
+// doc comment: clap makes a flattened struct's doc comment the about text
+// of the subcommand, and with the subcommands' arguments deferred (see
+// `cli::Command`) it would replace the subcommand's own.)
 #[derive(Debug, Args)]
 pub struct FieldArgs {
     /// Durable session id [default: the session id]

@@ -79,6 +79,9 @@ struct Printer {
     /// columns: those of the widest cells seen so far (the initial set's
     /// at first), up to [`MAX_CELL`], so that the lines stay in columns.
     widths: [usize; 3],
+    /// JSON lines held back to be written at once (the initial set's: one
+    /// write instead of one per session).
+    held: Option<String>,
 }
 
 /// The width of the event column of human lines: `update (status, title)`.
@@ -168,6 +171,11 @@ impl Printer {
                 Extra::Changed(c) => v.changed = Some(c),
                 Extra::None => {}
             }
+            if let Some(held) = &mut self.held {
+                held.push_str(&serde_json::to_string(&v)?);
+                held.push('\n');
+                return Ok(());
+            }
             out.json_line(&v)?;
         } else {
             let cells = cells(row);
@@ -237,6 +245,7 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> anyhow::Result<Exit> {
         seq: 0,
         epoch: epoch(),
         widths: [0; 3],
+        held: Some(String::new()),
     };
     let mut out = output::stdout();
     let initial = watcher.initial_events();
@@ -244,8 +253,18 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> anyhow::Result<Exit> {
     for e in &initial {
         match e {
             Event::Up(row) => p.line(&mut out, "up", row, Extra::Initial)?,
-            _ => p.event(&mut out, e)?,
+            _ => {
+                // The initial set's lines, then `ready`.
+                if let Some(held) = p.held.take() {
+                    out.verbatim(&held)?;
+                }
+                p.event(&mut out, e)?;
+            }
         }
+    }
+    if let Some(held) = p.held.take() {
+        out.verbatim(&held)?;
+        out.flush()?;
     }
     // Until a signal, or until the reader of a pipe has gone: a status bar
     // that restarts closes its end, and a quiet directory might print

@@ -2,6 +2,7 @@
 //! liveness read, and its group and life as digests.
 use super::Digest;
 use crate::identity::Verdict;
+use crate::limits::MAX_STRING_BYTES;
 use crate::record::{Probe, clip};
 
 /// The facts of one record file: what dedupe and liveness need of it.
@@ -25,6 +26,13 @@ pub(crate) struct Facts<S> {
     pub session: S,
     /// The session key as `show` matches it (clipped; the id when none).
     pub session_key: S,
+    /// The host and the instance the record names (clipped), which
+    /// `devices` and `doctor` count by.
+    pub host: S,
+    pub instance: S,
+    /// Whether the host or the instance was longer than the clip: a reader
+    /// that shows them reads the record itself.
+    pub long: bool,
     /// Whether the file proves its author (see [`crate::identity`]).
     pub verdict: Verdict,
 }
@@ -45,6 +53,10 @@ impl<'a> Facts<&'a str> {
             device: probe.device_id(),
             session: clip(probe.session_id()),
             session_key: clip(probe.session_key()),
+            host: clip(probe.host()),
+            instance: clip(probe.instance_id()),
+            long: probe.host().len() > MAX_STRING_BYTES
+                || probe.instance_id().len() > MAX_STRING_BYTES,
             verdict,
         }
     }
@@ -77,6 +89,9 @@ impl<S> Facts<S> {
             device: f(&self.device),
             session: f(&self.session),
             session_key: f(&self.session_key),
+            host: f(&self.host),
+            instance: f(&self.instance),
+            long: self.long,
             verdict: self.verdict,
         }
     }

@@ -1,8 +1,8 @@
 //! The map engine: copies folded into groups and lives one at a time, in
 //! any order (`list --all`, `show`, `expire`, the watcher's groups).
-use super::{ByDigest, Digest, EndedLives, FileCopy, Life, Outcome, decide, describe};
-use crate::liveness;
-use crate::record::Record;
+use super::{ByDigest, Digest, EndedLives, FileCopy, Life, Outcome, decide};
+#[cfg(test)]
+use crate::{liveness, record::Record};
 
 /// Folds copies into groups and lives; see the module docs.
 #[derive(Debug)]
@@ -74,6 +74,7 @@ impl<T> Reducer<T> {
     }
 
     /// Adds `record`, stored in `file` whose ctime is `ctime`, judged at `now`.
+    #[cfg(test)]
     pub(crate) fn add_record(
         &mut self,
         record: &Record,
@@ -82,7 +83,7 @@ impl<T> Reducer<T> {
         (now, clock): (f64, impl Into<liveness::WriterClock>),
         item: T,
     ) {
-        let (key, life, mut copy) = describe(record, file, ctime, now, clock);
+        let (key, life, mut copy) = super::describe(record, file, ctime, now, clock);
         copy.item = Some(item);
         self.add(key, life, copy);
     }

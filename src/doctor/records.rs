@@ -2,22 +2,24 @@
 //! (`device`), records forged under this device's id (`device-id`),
 //! credentials (`secrets`), files that are not records (`unreadable`) and
 //! what `expire` would delete (`garbage`). Apart because all but the last
-//! read one listing of every record, in every profile, expired or not.
+//! read one census of every record, in every profile, expired or not.
 
 use std::collections::BTreeMap;
 
 use super::{Check, Status, check};
-use crate::registry::{ListOptions, Listing, Registry};
+use crate::registry::Registry;
+use crate::registry::devices::{Census, Wants};
 
-/// Every record of every profile, expired or not; a listing that fails is
+/// Every record of every profile, expired or not, counted without making
+/// a row of each (see `Registry::census`), with the rows of this device's
+/// records and the files that carry credentials; a census that fails is
 /// the `records` verdict, and the run stops there.
-pub(super) fn listing(registry: &Registry, now: f64) -> Result<Listing, Box<Check>> {
-    let all = ListOptions {
-        all: true,
-        include_expired: true,
-        all_profiles: true,
+pub(super) fn census(registry: &Registry, now: f64) -> Result<Census, Box<Check>> {
+    let wants = Wants {
+        local_rows: true,
+        secrets: true,
     };
-    registry.list(all, now).map_err(|_| {
+    registry.census(now, wants).map_err(|_| {
         Box::new(check(
             "records",
             Status::Fail,
@@ -38,51 +40,62 @@ pub(super) fn listing(registry: &Registry, now: f64) -> Result<Listing, Box<Chec
 
 /// `device`: one check per device: its records, when the last one arrived,
 /// and its clock as that device's minus ours (positive: it runs ahead).
-pub(super) fn devices(registry: &Registry, listing: &Listing, now: f64) -> Vec<Check> {
+pub(super) fn devices(registry: &Registry, census: &Census, now: f64) -> Vec<Check> {
     // Each record gives a sample of its writer's clock: `updated_at − ctime`
     // is how far the writer's clock runs ahead of ours, minus the delay the
     // copy took to arrive. Delays are never negative, so the largest sample
     // is the best estimate of the offset. Every record counts, live or not:
     // the records of a device whose clock runs far behind may arrive
-    // already expired, and are exactly the ones to look at.
+    // already expired, and are exactly the ones to look at. Forged records
+    // count for nobody.
     let p = registry.profile();
     let clocks = registry.local().clocks();
     let mut devices: BTreeMap<String, Seen> = BTreeMap::new();
-    for r in &listing.rows {
-        let name = if r.local {
+    for f in census
+        .files
+        .iter()
+        .filter(|f| f.verdict.forgery().is_none())
+    {
+        let (device_id, host) = (census.string(f.device), census.string(f.host));
+        let name = if f.local {
             "this device".to_string()
-        } else if r.record.device_id.is_empty() {
-            format!("host {}", r.record.host)
+        } else if device_id.is_empty() {
+            format!("host {host}")
         } else {
             format!(
-                "device {} ({})",
-                crate::text::prefix_chars(&r.record.device_id, 8),
-                r.record.host
+                "device {} ({host})",
+                crate::text::prefix_chars(device_id, 8),
             )
         };
+        let age = census.age_s(f, now);
         let seen = devices.entry(name).or_insert_with(|| Seen {
-            local: r.local,
+            local: f.local,
             count: 0,
             live: 0,
             last: f64::INFINITY,
             offset: None,
-            device_id: r.record.device_id.clone(),
-            host: r.record.host.clone(),
+            device_id: device_id.to_string(),
+            host: host.to_string(),
             ttl: 0.0,
             arrived_expired: false,
         });
         seen.count += 1;
-        seen.live += usize::from(r.live);
-        seen.last = seen.last.min(r.age_s);
-        if let Some(claimed) = r.claimed_age_s {
-            let sample = r.age_s - claimed;
+        seen.live += usize::from(f.live);
+        if age < seen.last {
+            // Named by its newest record.
+            seen.last = age;
+            seen.device_id = device_id.to_string();
+            seen.host = host.to_string();
+        }
+        if let Some(claimed) = census.claimed_age_s(f, now) {
+            let sample = age - claimed;
             if sample.is_finite() {
                 seen.offset = Some(seen.offset.map_or(sample, |m: f64| m.max(sample)));
             }
         }
-        let ttl = crate::liveness::record_ttl(&r.record);
+        let ttl = census.ttl(f);
         seen.ttl = seen.ttl.max(ttl);
-        seen.arrived_expired |= r.state == crate::liveness::State::Expired && r.age_s < ttl;
+        seen.arrived_expired |= f.state == crate::liveness::State::Expired && age < ttl;
     }
     let tolerance = p.skew.as_secs_f64();
     devices
@@ -125,8 +138,8 @@ struct Seen {
     /// The largest clock sample of its records.
     offset: Option<f64>,
     device_id: String,
-    /// The host of its first record in the listing (the name it is
-    /// grouped under, but for this device's).
+    /// The host of its newest record (the name it is grouped under, but
+    /// for this device's).
     host: String,
     /// The longest ttl its records claim.
     ttl: f64,
@@ -229,19 +242,24 @@ fn this_device(records: String, offset: Option<f64>, tolerance: f64) -> Check {
 }
 
 /// `forged`: records that claim a key-derived device id and do not prove
-/// it, each named with its file and why. Taken out of `listing`, so that
-/// no other check counts them as their claimed device's.
-pub(super) fn forged(listing: &mut Listing) -> Option<Check> {
-    let (forged, rows): (Vec<_>, Vec<_>) = std::mem::take(&mut listing.rows)
-        .into_iter()
-        .partition(|r| r.forged.is_some());
-    listing.rows = rows;
+/// it, each named with its file and why (no other check counts them as
+/// their claimed device's).
+pub(super) fn forged(census: &Census) -> Option<Check> {
+    let mut forged: Vec<(&str, &str)> = census
+        .files
+        .iter()
+        .filter_map(|f| {
+            let why = f.verdict.forgery()?;
+            Some((census.file(f), why.name()))
+        })
+        .collect();
     if forged.is_empty() {
         return None;
     }
+    forged.sort_unstable();
     let named: Vec<String> = forged
         .iter()
-        .map(|r| format!("{} ({})", r.file, r.forged.unwrap_or("forged")))
+        .map(|(file, why)| format!("{file} ({why})"))
         .collect();
     let mut c = check(
         "forged",
@@ -258,7 +276,7 @@ pub(super) fn forged(listing: &mut Listing) -> Option<Check> {
                 .into(),
         ),
     );
-    c.files = forged.iter().map(|r| r.file.clone()).collect();
+    c.files = forged.iter().map(|(f, _)| f.to_string()).collect();
     Some(c)
 }
 
@@ -289,14 +307,16 @@ pub(super) fn moved_id(registry: &Registry) -> Option<Check> {
 /// Records that carry this device's id but that the ledger says this device
 /// never wrote: another device forged them, or this home directory was
 /// cloned from another machine's (both then have one device id).
-pub(super) fn foreign_claims(registry: &Registry, listing: &Listing) -> Option<Check> {
+pub(super) fn foreign_claims(registry: &Registry, census: &Census) -> Option<Check> {
     let id = registry.local().existing_device_id().ok().flatten()?;
-    let files: Vec<&str> = listing
-        .rows
+    let mut files: Vec<&str> = census
+        .files
         .iter()
-        .filter(|r| !r.local && r.record.device_id == id)
-        .map(|r| r.file.as_str())
+        .filter(|f| f.verdict.forgery().is_none())
+        .filter(|f| !f.local && census.string(f.device) == id)
+        .map(|f| census.file(f))
         .collect();
+    files.sort_unstable();
     if files.is_empty() {
         return None;
     }
@@ -326,22 +346,20 @@ pub(super) fn foreign_claims(registry: &Registry, listing: &Listing) -> Option<C
 /// `secrets`: files that carried credentials, which listings show redacted.
 /// Records without a device id come from writers other than `presence`,
 /// such as Hermes Agent's own: the fix says where to stop them.
-pub(super) fn secrets(listing: &Listing, profile: &crate::config::Profile) -> Option<Check> {
-    let with = |r: &&crate::registry::Row| !r.redactions.is_empty();
-    let secrets: Vec<&str> = listing
-        .rows
+pub(super) fn secrets(census: &Census, profile: &crate::config::Profile) -> Option<Check> {
+    let with: Vec<&crate::registry::devices::Counted> = census
+        .secrets
         .iter()
-        .filter(with)
-        .map(|r| r.file.as_str())
+        .filter_map(|&i| census.files.get(i))
         .collect();
+    let mut secrets: Vec<&str> = with.iter().map(|f| census.file(f)).collect();
+    secrets.sort_unstable();
     if secrets.is_empty() {
         return None;
     }
-    let foreign = listing
-        .rows
+    let foreign = with
         .iter()
-        .filter(with)
-        .filter(|r| !r.local && r.record.device_id.is_empty())
+        .filter(|f| !f.local && census.string(f.device).is_empty())
         .count();
     let mut fix = String::from("find the writer that published them and stop it");
     if foreign > 0 {
@@ -375,20 +393,24 @@ pub(super) fn secrets(listing: &Listing, profile: &crate::config::Profile) -> Op
 /// `records`: how many record files the directory holds, and how many
 /// of them are live (for a profile that reads several directories, one
 /// such check per directory).
-pub(super) fn count(listing: &Listing) -> Check {
-    let live = listing.rows.iter().filter(|r| r.live).count();
+pub(super) fn count(census: &Census) -> Check {
+    let files = census
+        .files
+        .iter()
+        .filter(|f| f.verdict.forgery().is_none());
+    let (all, live) = files.fold((0, 0), |(n, l), f| (n + 1, l + usize::from(f.live)));
     check(
         "records",
         Status::Ok,
-        format!("{} record file(s), {live} live", listing.rows.len()),
+        format!("{all} record file(s), {live} live"),
         None,
     )
 }
 
 /// `unreadable`: files named like records that are not; temp files do not
 /// count, as writers leave them in passing.
-pub(super) fn unreadable(listing: &Listing) -> Option<Check> {
-    let skipped = listing
+pub(super) fn unreadable(census: &Census) -> Option<Check> {
+    let skipped = census
         .skipped
         .iter()
         .filter(|s| !matches!(s.reason, crate::store::SkipReason::Temp(_)))

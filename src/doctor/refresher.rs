@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use super::{Check, Status, check};
 use crate::liveness::State;
 use crate::owner::{self, OwnerState};
-use crate::registry::{Listing, Registry};
+use crate::registry::Registry;
+use crate::registry::devices::Census;
 
 /// The units `presence setup` installs that refresh.
 const UNITS: [&str; 2] = ["presence-refresh.timer", "presence-refresh.service"];
@@ -142,7 +143,7 @@ enum Standing {
 /// something keeps them fresh; with none, whether a refresher runs at all.
 /// `None` when the directory is missing, or there are none and this
 /// platform cannot tell.
-pub(super) fn refresher(registry: &Registry, listing: &Listing) -> Option<Check> {
+pub(super) fn refresher(registry: &Registry, census: &Census) -> Option<Check> {
     let dir = registry.dir.open().ok()?;
     if !dir.exists() {
         return None;
@@ -155,10 +156,7 @@ pub(super) fn refresher(registry: &Registry, listing: &Listing) -> Option<Check>
         if entry.ended_at.is_some() || owner::owner_state(entry.pid, start) != OwnerState::Alive {
             continue;
         }
-        let row = listing
-            .rows
-            .iter()
-            .find(|r| r.local && r.file == entry.file);
+        let row = census.local_rows.iter().find(|r| r.file == entry.file);
         let standing = match row {
             // Another record took its place: the `device-id` and listing
             // checks speak of that, not this one.

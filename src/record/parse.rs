@@ -44,8 +44,7 @@ impl Record {
     /// Parses a record file's bytes leniently (see the module docs).
     pub fn from_json(bytes: &[u8]) -> Result<Record, ParseError> {
         let bytes = object_bytes(bytes)?;
-        let mut record: Record =
-            serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
+        let mut record: Record = json(bytes)?;
         check(record.version, &record.session_id)?;
         if record.session_key.is_empty() {
             record.session_key = record.session_id.clone();
@@ -94,8 +93,8 @@ pub(crate) struct Probe<'a> {
     _cwd: Cow<'a, str>,
     #[serde(default, borrow, deserialize_with = "lenient::cow")]
     device_id: Cow<'a, str>,
-    #[serde(default, borrow, rename = "host", deserialize_with = "lenient::cow")]
-    _host: Cow<'a, str>,
+    #[serde(default, borrow, deserialize_with = "lenient::cow")]
+    host: Cow<'a, str>,
     #[serde(default, borrow, deserialize_with = "lenient::cow")]
     instance_id: Cow<'a, str>,
     #[serde(default, borrow, rename = "key", deserialize_with = "lenient::cow")]
@@ -129,8 +128,7 @@ impl<'a> Probe<'a> {
     /// Parses the probe fields of a record file (see [`Record::from_json`]).
     pub fn parse(bytes: &'a [u8]) -> Result<Probe<'a>, ParseError> {
         let bytes = object_bytes(bytes)?;
-        let p: Probe<'a> =
-            serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
+        let p: Probe<'a> = json(bytes)?;
         check(p.version, &p.session_id)?;
         Ok(p)
     }
@@ -169,6 +167,16 @@ impl<'a> Probe<'a> {
         &self.device_id
     }
 
+    /// The host the record names.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// The instance the record names.
+    pub fn instance_id(&self) -> &str {
+        &self.instance_id
+    }
+
     /// The author, as [`Record::author`] says it.
     pub fn author(&self) -> &str {
         super::author(&self.device_id)
@@ -201,6 +209,19 @@ fn check(version: u32, session_id: &str) -> Result<(), ParseError> {
         return Err(ParseError::NoSessionId);
     }
     Ok(())
+}
+
+/// `bytes` as JSON of `T`. Bytes that are UTF-8 throughout (every record
+/// that is one) are read as a `str`, whose strings serde_json then need
+/// not check again one by one; any others are read as bytes, which gives
+/// the same outcome and message as ever (serde_json does not check the
+/// strings it skips, so such a file may still be a record).
+fn json<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, ParseError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(bytes),
+    }
+    .map_err(|e| ParseError::Json(e.to_string()))
 }
 
 /// The bytes of a record file without a byte order mark, if they hold a

@@ -18,9 +18,10 @@
 //! one of these, or a URL path segment that looks random. Redaction is
 //! idempotent: a redacted text is left as it is and reports nothing.
 //!
-//! Clean text costs one Aho–Corasick pass and a few byte searches: each rule
-//! is guarded by literals that every text it matches contains, and its
-//! regular expression is compiled only when a guard first fires.
+//! Clean text costs one pass over its bytes and is not copied: each rule
+//! is guarded by literals that every text it matches contains (found by
+//! one table look-up per byte) or by a few characters, and its regular
+//! expression is compiled only when a guard first fires.
 //!
 //! The parts: [`shapes`] (the token formats), [`gates`](mod@gates) (the
 //! prefilter and the compiled patterns), [`values`] (what a value looks
@@ -89,20 +90,32 @@ pub fn redact_text(text: &str) -> (String, Vec<&'static str>) {
 /// Strips credentials from an attach hint: the password of a URL's userinfo
 /// and credential query, fragment and matrix parameters are removed (the
 /// rest of a fragment, `#L42`, is kept); then the text rules apply. Returns
-/// the kinds removed.
+/// the kinds removed. (Records are redacted by [`redact_record`], which
+/// applies the same rules to the endpoint.)
+#[cfg(test)]
 pub(crate) fn redact_endpoint(endpoint: &str) -> (String, Vec<&'static str>) {
     redact_with(endpoint, Mode::Remove, gates(endpoint))
 }
 
 fn redact_with(text: &str, mode: Mode, g: Gates) -> (String, Vec<&'static str>) {
+    let (new, kinds) = redacted(text, mode, g);
+    (new.unwrap_or_else(|| text.to_owned()), kinds)
+}
+
+/// [`redact_with`] without a copy of a text it leaves as it is: the text
+/// redacted (`None`: unchanged) and the kinds found.
+fn redacted(text: &str, mode: Mode, g: Gates) -> (Option<String>, Vec<&'static str>) {
     let mut kinds: Vec<&'static str> = Vec::new();
     if !g.any() {
-        return (text.to_owned(), kinds);
+        return (None, kinds);
     }
-    let mut out = text.to_owned();
-    let step = |out: &mut String, kinds: &mut Vec<&'static str>, kind, new: Option<String>| {
+    let mut out = std::borrow::Cow::Borrowed(text);
+    let step = |out: &mut std::borrow::Cow<'_, str>,
+                kinds: &mut Vec<&'static str>,
+                kind,
+                new: Option<String>| {
         if let Some(new) = new {
-            *out = new;
+            *out = new.into();
             if !kinds.contains(&kind) {
                 kinds.push(kind);
             }
@@ -127,7 +140,7 @@ fn redact_with(text: &str, mode: Mode, g: Gates) -> (String, Vec<&'static str>) 
     if g.url {
         let mut found = Vec::new();
         if let Some(new) = redact_urls(&out, mode, &mut found) {
-            out = new;
+            out = new.into();
             for kind in found {
                 if !kinds.contains(&kind) {
                     kinds.push(kind);
@@ -181,7 +194,10 @@ fn redact_with(text: &str, mode: Mode, g: Gates) -> (String, Vec<&'static str>) 
         let new = redact_base64(&out);
         step(&mut out, &mut kinds, "base64-encoded credential", new);
     }
-    (out, kinds)
+    match out {
+        std::borrow::Cow::Borrowed(_) => (None, kinds),
+        std::borrow::Cow::Owned(s) => (Some(s), kinds),
+    }
 }
 
 /// `re` replaced in `text`, or `None` when nothing matched.
@@ -220,13 +236,19 @@ pub(crate) fn credential_in_id(record: &Record) -> Option<Redaction> {
 /// publish refuses credential-shaped ids before it gets here.
 pub(crate) fn redact_record(record: &mut Record) -> Vec<Redaction> {
     let mut found = Vec::new();
-    for (field, value) in record.string_fields_mut() {
-        let (clean, kinds) = if field == "endpoint" {
-            redact_endpoint(value)
+    // Each value is copied only if it changes: a listing redacts every row.
+    let mode = |field: &str| {
+        if field == "endpoint" {
+            Mode::Remove
         } else {
-            redact_text(value)
-        };
-        if !kinds.is_empty() {
+            Mode::Mask
+        }
+    };
+    for (field, value) in record.string_fields_mut() {
+        let (clean, kinds) = redacted(value, mode(field), gates(value));
+        if let Some(clean) = clean
+            && !kinds.is_empty()
+        {
             *value = clean;
         }
         found.extend(kinds.into_iter().map(|kind| Redaction {
@@ -244,7 +266,7 @@ pub(crate) fn redact_record(record: &mut Record) -> Vec<Redaction> {
             });
             continue;
         }
-        if !redact_text(key).1.is_empty() {
+        if !redacted(key, Mode::Mask, gates(key)).1.is_empty() {
             dropped.push(key.clone());
             found.push(Redaction {
                 field: "metadata".into(),
@@ -252,8 +274,10 @@ pub(crate) fn redact_record(record: &mut Record) -> Vec<Redaction> {
             });
             continue;
         }
-        let (clean, kinds) = redact_text(value);
-        if !kinds.is_empty() {
+        let (clean, kinds) = redacted(value, Mode::Mask, gates(value));
+        if let Some(clean) = clean
+            && !kinds.is_empty()
+        {
             *value = clean;
         }
         found.extend(kinds.into_iter().map(|kind| Redaction {

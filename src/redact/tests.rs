@@ -2,7 +2,9 @@
 //! corpora, the endpoint and name tables, and leak-freedom, idempotence and
 //! the prefilter's soundness over generated text.
 
-use super::gates::{Gates, gates};
+use super::gates::{
+    Gates, Group, Hits, gates, has_b64_run, has_dotted_token, hits, literals, tail_holds,
+};
 use super::names::{is_credential_param, is_secret_key};
 use super::shapes::shape_count;
 use super::*;
@@ -655,6 +657,103 @@ fn named_strategy() -> impl Strategy<Value = (String, String)> {
         })
 }
 
+/// What an Aho–Corasick automaton of the trigger literals (ignoring ASCII
+/// case, every occurrence, each followed by its tail) finds in `text`: the
+/// reference the trigger table of `gates.rs` must agree with.
+fn automaton_hits(text: &str) -> Hits {
+    static AUTOMATON: std::sync::LazyLock<(aho_corasick::AhoCorasick, Vec<Group>)> =
+        std::sync::LazyLock::new(|| {
+            let (words, groups): (Vec<&str>, Vec<Group>) = literals().into_iter().unzip();
+            let ac = aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(words)
+                .unwrap();
+            (ac, groups)
+        });
+    let (ac, groups) = &*AUTOMATON;
+    let mut h = Hits::default();
+    for m in ac.find_overlapping_iter(text) {
+        let group = groups[m.pattern().as_usize()];
+        if tail_holds(group, &text.as_bytes()[m.end()..]) {
+            h.add(group);
+        }
+    }
+    h
+}
+
+/// The guards as they were first written, one search of `text` each, with
+/// the literals found by [`automaton_hits`]: the reference for the one pass
+/// of [`gates`].
+fn reference_gates(text: &str) -> Gates {
+    let h = automaton_hits(text);
+    let has = |c: char| text.contains(c);
+    let b64 = has_b64_run(text);
+    Gates {
+        shapes: h.shapes,
+        pem: h.pem,
+        b64,
+        putty: h.putty,
+        discord: has_dotted_token(text),
+        url: text.contains("//") && (has('@') || has('=')),
+        path: b64 && text.contains("//"),
+        scp: match (text.find(':'), text.rfind(':')) {
+            (Some(first), Some(last)) => text[first..last].contains('@'),
+            _ => false,
+        },
+        auth: h.auth,
+        bearer: h.bearer,
+        curl: has(':')
+            && (text.contains("--user")
+                || text.match_indices("-u").any(|(i, _)| {
+                    text[..i]
+                        .chars()
+                        .next_back()
+                        .is_none_or(|c| c.is_whitespace() || c == '"' || c == '\'')
+                })),
+        cli: h.cli && text.contains("-p"),
+        flag: h.name && text.contains("--"),
+        netrc: h.netrc && h.name,
+        assignment: h.name && (has('=') || has(':')),
+    }
+}
+
+#[test]
+fn every_trigger_literal_has_two_bytes_at_least() {
+    for (literal, _) in literals() {
+        assert!(
+            literal.len() >= 2,
+            "{literal:?}: the trigger table keys on two bytes"
+        );
+    }
+}
+
+/// Text made of trigger literals (each letter in either case, some cut
+/// short) among other characters, any Unicode included.
+fn trigger_text() -> impl Strategy<Value = String> {
+    let words: Vec<&'static str> = literals().into_iter().map(|(w, _)| w).collect();
+    let piece = prop_oneof![
+        (prop::sample::select(words), any::<u64>(), 0usize..3).prop_map(|(w, case, cut)| {
+            let w: String = w
+                .chars()
+                .enumerate()
+                .map(|(i, c)| {
+                    if case >> (i % 64) & 1 == 1 {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            let keep = w.len().saturating_sub(if cut == 0 { 1 } else { 0 });
+            w[..keep].to_string()
+        }),
+        "\\PC{0,4}",
+        "[A-Za-z_.:-]{0,3}",
+        "(//|@|=|:|-p|--|--user|-u| -u|\"-u|\u{a0}-u|[A-Za-z0-9+/_-]{20,30}|[A-Z0-9]{20,30}|[a-z0-9]{20,30}|[A-Za-z0-9_-]{23}\\.[a-z]{6}\\.)",
+    ];
+    prop::collection::vec(piece, 0..10).prop_map(|v| v.concat())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
@@ -686,6 +785,12 @@ proptest! {
         let (twice, again) = redact_text(&once);
         prop_assert_eq!(&twice, &once);
         prop_assert!(again.is_empty());
+    }
+
+    #[test]
+    fn the_trigger_table_finds_what_an_automaton_finds(text in trigger_text()) {
+        prop_assert_eq!(hits(&text), automaton_hits(&text), "{:?}", text);
+        prop_assert_eq!(gates(&text), reference_gates(&text), "{:?}", text);
     }
 
     #[test]

@@ -277,6 +277,11 @@ impl Own {
         wrote(m, kind, record).then_some(m)
     }
 
+    /// Whether the ledger names `file` (whatever the file holds now).
+    pub fn names(&self, file: &str) -> bool {
+        self.0.contains_key(file)
+    }
+
     /// Every file the ledger knows.
     pub fn files(&self) -> impl Iterator<Item = (&String, &ledger::Entry)> {
         self.0.iter()

@@ -6,15 +6,17 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
+use crate::clock::Clocks;
 use crate::config::ShowSet;
 use crate::dedupe::Digest;
+use crate::dedupe::Facts;
 use crate::error::Result;
-use crate::expire::{Garbage, Policy, Reading, decide};
+use crate::expire::{Garbage, Judged, Policy, Reading, decide};
 use crate::owner::{self, OwnerState};
 use crate::registry::Registry;
 use crate::registry::change::{Change, Done, Own};
-use crate::registry::read::Pass;
-use crate::store::Entry;
+use crate::registry::read::{self, Pass};
+use crate::store::{NameKind, Stamp};
 
 /// What `expire` did (or, with `dry_run`, would do).
 #[derive(Debug, Clone, Default, Serialize)]
@@ -90,45 +92,41 @@ impl Registry {
             _ => crate::config::expires_others_in(path, &self.local.home),
         };
         let shown = (self.dirs.len() > 1).then(|| path.to_path_buf());
-        let scan = dir.scan()?;
         let no_ledger = Own::default();
         let own = owns.get(at).unwrap_or(&no_ledger);
-        let mine = |e: &Entry| own.is_mine(&e.file, e.kind, &e.record);
         let policy = Policy {
             skew: self.profile.skew.as_secs_f64(),
             gc_after: self.profile.gc_after.as_secs_f64(),
         };
-        // Asked only of this device's records, and of the owner its ledger
-        // recorded: a file's pid is whatever its last writer put there.
-        let owner_alive = |e: &Entry| {
-            own.get(&e.file, e.kind, &e.record).is_some_and(|m| {
-                m.owner_start
-                    .is_some_and(|s| owner::owner_state(m.pid, s) == OwnerState::Alive)
-            })
-        };
         // Each writer's times are read through its learned clock (see
         // clock.rs); what this scan teaches is kept for the next reader.
         // Garbage belongs to no one: every label is judged.
+        let (names, mut report) = dir.candidates()?;
+        let (_, caches) = self.scan_caches(std::slice::from_ref(dir), &[names.len()]);
+        let cache = caches.into_iter().next().flatten();
+        // Begun once the cache is read (see `list_once`).
         let pass = Pass::begin(self, ShowSet::All, owns);
-        let mut learned = crate::clock::Clocks::default();
-        for e in &scan.entries {
-            pass.judge_record(&mut learned, e, now);
-        }
-        let reading = |e: &Entry| Reading {
-            clock: pass.clock(&e.record.device_id, now),
-            ended_here: pass.ended_here(Digest::life(e.record.author(), e.record.life())),
+        let lookup = cache.as_ref().map(|c| c.index(&names));
+        let scan = (&names, &mut report, lookup.as_ref());
+        let (files, learned) = self.expire_scan(dir, scan, own, &pass, now);
+        let temps = report.temps;
+        // Asked only of this device's records, and of the owner its ledger
+        // recorded: a file's pid is whatever its last writer put there.
+        let owner_alive = |s: &Seen<'_>| {
+            s.owner
+                .is_some_and(|(pid, start)| owner::owner_state(pid, start) == OwnerState::Alive)
         };
         let plan = decide(
-            &scan.entries,
-            &scan.temps,
-            mine,
+            &files,
+            &temps,
+            |s: &Seen<'_>| s.mine,
             policy,
             now,
             owner_alive,
-            reading,
+            |s: &Seen<'_>| s.reading,
         );
         pass.end(self, &learned, now);
-        let total = scan.entries.len() + scan.temps.len();
+        let total = files.len() + temps.len();
         let before = out.removed.len();
         let mut gone = HashSet::new();
         for mut g in plan {
@@ -171,6 +169,151 @@ impl Registry {
             }
         }
         Ok(())
+    }
+}
+
+impl Registry {
+    /// Every record file of `dir` as [`decide`] judges it, its temp files,
+    /// and what the files taught of their writers' clocks. A file is taken
+    /// from the scan cache in the version it knows, or read and probed, as
+    /// `list` takes it (see `read::each_file`); none is parsed in full but
+    /// those this device's ledger names, which are read again whole to tell
+    /// whether they hold what this device wrote.
+    fn expire_scan<'n>(
+        &self,
+        dir: &crate::store::Dir,
+        (names, report, lookup): (
+            &'n crate::store::Names,
+            &mut crate::store::ScanReport,
+            Option<&crate::scan_cache::Lookup<'_>>,
+        ),
+        own: &Own,
+        pass: &Pass,
+        now: f64,
+    ) -> (Vec<Seen<'n>>, Clocks) {
+        let seen = |file: u32, f: &Facts<&str>, stamp: Stamp| {
+            let (name, kind) = names.get(file as usize);
+            Seen {
+                file: name,
+                kind,
+                stamp,
+                verdict: f.verdict,
+                group: f.group,
+                life: f.life,
+                times: f.times(),
+                seq: f.seq,
+                reading: Reading {
+                    clock: pass.clock(f.device, now),
+                    ended_here: pass.ended_here(f.life),
+                },
+                mine: false,
+                owner: None,
+            }
+        };
+        type Part<'n> = (Clocks, Vec<Seen<'n>>);
+        let parts = read::each_file(
+            dir,
+            names,
+            report,
+            lookup,
+            <Part>::default,
+            |(learned, files): &mut Part, k: read::Known<'_>| {
+                pass.judge(learned, &k.facts, k.stamp.ctime(), now);
+                files.push(seen(k.file, &k.facts, k.stamp));
+            },
+            |(learned, files): &mut Part, p: read::Probed<'_>| {
+                pass.judge(learned, &p.facts, p.raw.ctime, now);
+                files.push(seen(p.file, &p.facts, p.raw.stamp));
+            },
+        );
+        let mut learned = Clocks::default();
+        let mut files = Vec::with_capacity(names.len());
+        for (part_learned, part) in parts {
+            learned.merge(&part_learned, now);
+            files.extend(part);
+        }
+        // The files this device's ledger names: read whole, as they are now.
+        let mut gone = Vec::new();
+        for (i, s) in files.iter_mut().enumerate() {
+            if !own.names(s.file) {
+                continue;
+            }
+            match dir.read_entry(s.file) {
+                Ok(Some(e)) => {
+                    let m = own.get(&e.file, e.kind, &e.record);
+                    *s = Seen {
+                        file: s.file,
+                        kind: e.kind,
+                        stamp: e.stamp,
+                        verdict: e.verdict,
+                        group: e.group(),
+                        life: e.life(),
+                        times: e.times(),
+                        seq: e.record.seq,
+                        reading: Reading {
+                            clock: pass.clock(&e.record.device_id, now),
+                            ended_here: pass.ended_here(e.life()),
+                        },
+                        mine: m.is_some(),
+                        owner: m.and_then(|m| m.owner_start.map(|start| (m.pid, start))),
+                    };
+                }
+                // Gone, or no record any more: nothing to judge.
+                Ok(None) | Err(_) => gone.push(i),
+            }
+        }
+        for i in gone.into_iter().rev() {
+            files.swap_remove(i);
+        }
+        (files, learned)
+    }
+}
+
+/// A record file as `expire` judges it (see [`Registry::expire_scan`]).
+#[derive(Debug, Clone)]
+struct Seen<'n> {
+    file: &'n str,
+    kind: NameKind,
+    stamp: Stamp,
+    verdict: crate::identity::Verdict,
+    group: Digest,
+    life: Digest,
+    times: [Option<f64>; 3],
+    seq: u64,
+    reading: Reading,
+    /// A record this device wrote, as its ledger says.
+    mine: bool,
+    /// Its owner process as the ledger recorded it (pid, start time).
+    owner: Option<(u32, u64)>,
+}
+
+impl Judged for Seen<'_> {
+    fn file(&self) -> &str {
+        self.file
+    }
+    fn kind(&self) -> NameKind {
+        self.kind
+    }
+    fn ctime(&self) -> f64 {
+        self.stamp.ctime()
+    }
+    fn stamp(&self) -> Stamp {
+        self.stamp
+    }
+    fn verdict(&self) -> crate::identity::Verdict {
+        self.verdict
+    }
+    fn group(&self) -> Digest {
+        self.group
+    }
+    fn life(&self) -> Digest {
+        self.life
+    }
+    fn times(&self) -> [Option<f64>; 3] {
+        self.times
+    }
+    fn seq(&self) -> u64 {
+        self.seq
     }
 }
 

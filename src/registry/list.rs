@@ -102,10 +102,6 @@ impl Registry {
         let owns = self.owns(&dirs)?;
         let show = self.show_set(opts.all_profiles);
         let may_ask = known.is_none();
-        let pass = match known {
-            Some(known) => Pass::begin_with(self, show, &owns, known),
-            None => Pass::begin(self, show, &owns),
-        };
         // Each file is probed for the few fields dedupe and liveness need
         // and becomes a 48-byte slot; only a file that may be listed keeps
         // its bytes, in its thread's buffer. The groups are then decided by
@@ -125,6 +121,13 @@ impl Registry {
         }
         let counts: Vec<usize> = listed_names.iter().map(|(n, _)| n.len()).collect();
         let (caching, caches) = self.scan_caches(&dirs, &counts);
+        // Begun once the caches are read: a cache's digests are keyed by its
+        // own key, which the process takes from it (see `dedupe::digest_key`),
+        // and the pass digests the lives this device ended.
+        let pass = match known {
+            Some(known) => Pass::begin_with(self, show, &owns, known),
+            None => Pass::begin(self, show, &owns),
+        };
         // Every thread hands its slots over in small batches to one vector
         // made once at the size of the directories: no thread's vector
         // grows to its share, and none is copied when they are joined.
@@ -376,7 +379,7 @@ impl Registry {
     /// cache lives and the directory's identity, if it is to have one, and
     /// the cache as read, if it can be used (see scan_cache.rs).
     #[allow(clippy::type_complexity)]
-    pub(super) fn scan_caches(
+    pub(crate) fn scan_caches(
         &self,
         dirs: &[store::Dir],
         counts: &[usize],

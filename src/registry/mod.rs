@@ -12,7 +12,7 @@ use crate::store::{self, Entry, NameKind, Skipped};
 
 pub(crate) mod change;
 mod clear;
-mod devices;
+pub(crate) mod devices;
 mod expire;
 mod guard;
 mod list;

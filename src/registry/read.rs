@@ -44,7 +44,10 @@ impl Pass {
     /// A pass over `registry`'s directories showing the labels of `show`,
     /// whose ledgers say `owns` (see [`Registry::owns`]).
     pub(crate) fn begin(registry: &Registry, show: ShowSet, owns: &[Own]) -> Pass {
-        Pass::begin_with(registry, show, owns, registry.local.clocks())
+        // The device id is read once, for the clocks and for the pass.
+        let me = registry.local.existing_device_id().ok().flatten();
+        let known = registry.local.clocks_of(me.as_deref());
+        Pass::with(registry, show, owns, known, me)
     }
 
     /// [`Pass::begin`] judging through the clocks `known` (what a pass
@@ -56,10 +59,20 @@ impl Pass {
         owns: &[Own],
         known: Clocks,
     ) -> Pass {
-        let (skew, margin) = registry.tolerance();
         // Read, never created: a device that has published nothing has no
         // records of its own to read.
         let me = registry.local.existing_device_id().ok().flatten();
+        Pass::with(registry, show, owns, known, me)
+    }
+
+    fn with(
+        registry: &Registry,
+        show: ShowSet,
+        owns: &[Own],
+        known: Clocks,
+        me: Option<String>,
+    ) -> Pass {
+        let (skew, margin) = registry.tolerance();
         Pass {
             show,
             known,

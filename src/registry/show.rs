@@ -17,7 +17,6 @@ impl Registry {
     pub fn show(&self, id: &str, now: f64) -> Result<Option<(Row, Vec<Row>)>> {
         let dirs = self.open_dirs()?;
         let owns = self.owns(&dirs)?;
-        let pass = Pass::begin(self, self.show_set(false), &owns);
         // Every file is probed into a slot, as `list` does; only the groups
         // holding a match, and the other copies of their lives (a tombstone
         // elsewhere ends a life), are then read in full, as `list --all`
@@ -34,6 +33,8 @@ impl Registry {
         let wild = id.contains(REDACTED.trim_end_matches(']'));
         // The scan cache, read but not written: `list` keeps it.
         let (_, caches) = self.scan_caches(&dirs, &counts);
+        // Begun once the caches are read (see `list_once`).
+        let pass = Pass::begin(self, self.show_set(false), &owns);
         let mut scans = Vec::with_capacity(dirs.len());
         for (at, (dir, (names, mut report))) in dirs.iter().zip(listed_names).enumerate() {
             let cache = caches.get(at).and_then(Option::as_ref);

@@ -66,8 +66,6 @@ pub(crate) struct Scan {
     /// `*.json` files and temp files that were not records (reported by
     /// `--verbose`); other files (`.stfolder`, notes) are not reported.
     pub skipped: Vec<Skipped>,
-    /// Our own temp files (regular files only) as found, for `expire`.
-    pub temps: Vec<(String, Stamp)>,
 }
 
 impl DirHandle {
@@ -270,7 +268,6 @@ impl Dir {
             exists: report.exists,
             entries: parts.into_iter().flatten().collect(),
             skipped: report.skipped,
-            temps: report.temps,
         })
     }
 
@@ -380,6 +377,7 @@ impl Dir {
                 names.push(&target, kind);
             }
         }
+        names.shrink_to_fit();
         Ok((names, report))
     }
 
@@ -485,6 +483,13 @@ impl Names {
             u32::try_from(self.text.len()).unwrap_or(u32::MAX),
         );
         self.items.push((start, end, kind));
+    }
+
+    /// Gives back what the buffers hold beyond the names (they grew by
+    /// doubling): a listing of 100 000 files keeps them to its end.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.text.shrink_to_fit();
+        self.items.shrink_to_fit();
     }
 
     /// How many names.

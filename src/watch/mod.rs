@@ -336,20 +336,48 @@ impl Watcher {
         now: f64,
         emit: bool,
     ) -> Result<Vec<Event>> {
+        // The first look takes what the scan cache knows, read before the
+        // ledgers' lives are digested (see `registry::list`).
+        let mut cached = if self.stats.rescans == 1 && self.files.is_empty() {
+            self.cached(dirs, changed)
+        } else {
+            vec![HashMap::new(); dirs.len()]
+        };
         // This device may publish (or clear) while we watch.
         self.owns = self.registry.owns(dirs)?;
         self.pass.ledgers(&self.owns);
         let (pass, look) = (&self.pass, self.stats.rescans);
         let mut parts = Vec::new();
+        let mut read = 0;
         for (at, dir) in dirs.iter().enumerate() {
+            let known = cached.get_mut(at).map(std::mem::take).unwrap_or_default();
             let names: Vec<Box<str>> = changed
                 .iter()
-                .filter(|(d, _)| *d == at)
+                .filter(|(d, n)| *d == at && !known.contains_key(n))
                 .map(|(_, n)| n.clone())
                 .collect();
+            if !known.is_empty() {
+                // Judged from the cache; a live winner among them is read
+                // when its row is made.
+                let mut batch = Batch::default();
+                for (name, (stamp, facts)) in known {
+                    let ctime = stamp.ctime();
+                    let probe = pass
+                        .judge(&mut batch.learned, &facts.borrowed(), ctime, now)
+                        .map(|_| Probed { facts, ctime });
+                    let known = Known {
+                        look,
+                        stamp: Some(stamp),
+                        probe,
+                    };
+                    batch.read.push(((at, name), Some(known)));
+                }
+                parts.push(batch);
+            }
             if names.is_empty() {
                 continue;
             }
+            read += names.len();
             parts.extend(dir.read_each(
                 &names,
                 Batch::default,
@@ -400,7 +428,7 @@ impl Watcher {
                 },
             ));
         }
-        self.stats.files_read += changed.len() as u64;
+        self.stats.files_read += read as u64;
 
         let mut affected: HashSet<GroupId> = HashSet::new();
         let mut fresh: HashMap<GroupId, Fresh> = HashMap::new();
@@ -523,6 +551,42 @@ impl Watcher {
             self.live.insert(key, l);
         }
         Ok(if emit { diff(&old, &new) } else { Vec::new() })
+    }
+
+    /// What the scan cache of each directory knows of the files `changed`
+    /// in their present version (by an `fstatat` of each), as `list`
+    /// takes it: per directory, by name.
+    #[allow(clippy::type_complexity)]
+    fn cached(
+        &self,
+        dirs: &[Dir],
+        changed: &[FileId],
+    ) -> Vec<HashMap<Box<str>, (store::Stamp, Facts<Box<str>>)>> {
+        let mut out = vec![HashMap::new(); dirs.len()];
+        for (at, dir) in dirs.iter().enumerate() {
+            let mut names = store::Names::default();
+            for (_, name) in changed.iter().filter(|(d, _)| *d == at) {
+                names.push(name, store::classify(name));
+            }
+            let (_, caches) = self
+                .registry
+                .scan_caches(std::slice::from_ref(dir), &[names.len()]);
+            let Some(cache) = caches.into_iter().next().flatten() else {
+                continue;
+            };
+            let lookup = cache.index(&names);
+            for i in 0..names.len() {
+                let name = names.get(i).0;
+                let Ok(Some(stamp)) = dir.stamp(name) else {
+                    continue;
+                };
+                let key = crate::scan_cache::FileKey::of(&stamp);
+                if let Some((_, facts)) = lookup.get(i as u32, key) {
+                    out[at].insert(name.into(), (stamp, facts.owned()));
+                }
+            }
+        }
+        out
     }
 
     /// Drops what is known of `id`; returns the group it belonged to.

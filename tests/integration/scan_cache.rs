@@ -217,3 +217,126 @@ fn a_file_changed_after_it_was_cached_is_read_again() {
     let _ = listing(&a, "on", &[]);
     assert_eq!(listing(&a, "on", &[]), listing(&a, "off", &[]));
 }
+
+/// `doctor`'s `secrets` check, and its `records`-wide counts, with the
+/// cache on or off: which files it names.
+fn secrets_named(dev: &Device, cache: &str) -> Vec<String> {
+    let out = dev
+        .cmd()
+        .env("PRESENCE_SCAN_CACHE", cache)
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    let checks: Vec<JsonCheck> = parse_json(&String::from_utf8_lossy(&out.stdout), "doctor");
+    let mut files: Vec<String> = checks
+        .into_iter()
+        .filter(|c| c.check == "secrets")
+        .flat_map(|c| c.files)
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn doctor_remembers_which_records_carry_credentials_in_each_version() {
+    let w = World::new();
+    let a = mixed(&w);
+    let dir = w.shared();
+    let t = now();
+    let leaky = json!({"endpoint": "https://u:hunter2@h/x"});
+    write_record(&dir, "peer-1.k1.json", &record("k1", t, leaky.clone()));
+    write_record(&dir, "peer-1.k2.json", &record("k2", t, leaky));
+    std::thread::sleep(Duration::from_millis(2300));
+    let want = vec!["peer-1.k1.json".to_string(), "peer-1.k2.json".to_string()];
+    assert_eq!(secrets_named(&a, "off"), want);
+    // The first run with the cache redacts every record and keeps what it
+    // found with each file's facts; the next finds the same in the cache.
+    assert_eq!(secrets_named(&a, "on"), want);
+    let cache_dir = a.root.join("home/.local/state/presence/scan-cache");
+    assert_eq!(std::fs::read_dir(&cache_dir).unwrap().count(), 1);
+    assert_eq!(secrets_named(&a, "on"), want);
+    // A listing that rewrites the cache keeps what doctor found.
+    let _ = listing(&a, "on", &[]);
+    assert_eq!(secrets_named(&a, "on"), want);
+    // A file rewritten without the credential is another version: read again.
+    write_record(&dir, "peer-1.k1.json", &record("k1", t, json!({})));
+    assert_eq!(secrets_named(&a, "on"), want[1..]);
+    std::thread::sleep(Duration::from_millis(2300));
+    assert_eq!(secrets_named(&a, "on"), want[1..]);
+    assert_eq!(secrets_named(&a, "off"), want[1..]);
+}
+
+#[test]
+fn a_device_that_ended_a_life_reads_its_cache() {
+    let w = World::new();
+    let a = mixed(&w);
+    // The ledger now holds a life this device ended, which every read pass
+    // digests: with the cache's own key, or the cache is of no use.
+    a.publish("gone", &[]);
+    a.run(&["clear", "--session", "gone"]).success();
+    std::thread::sleep(Duration::from_millis(2300));
+    // A first read learns the writer's clock (see the test above).
+    let _ = listing(&a, "off", &[]);
+    let want = listing(&a, "off", &[]);
+    assert_eq!(listing(&a, "on", &[]), want);
+    let cache_dir = a.root.join("home/.local/state/presence/scan-cache");
+    let cache = std::fs::read_dir(&cache_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let written = std::fs::read(&cache).unwrap();
+    // Nothing changed: the next listing is judged from the cache and has
+    // no reason to write it again (one that could not use it would, with
+    // a new key).
+    assert_eq!(listing(&a, "on", &[]), want);
+    assert_eq!(std::fs::read(&cache).unwrap(), written);
+}
+
+#[test]
+fn watch_starts_from_the_cache_with_the_set_list_shows() {
+    let w = World::new();
+    let a = mixed(&w);
+    // A directory large enough for the cache (1 000 files), most not live.
+    let dir = w.shared();
+    let t = now();
+    for i in 0..1000 {
+        let s = format!("b{i}");
+        let extra = match i % 5 {
+            0 => json!({}),
+            1 | 2 => json!({"expires_at": t - 10.0, "updated_at": t - 100.0}),
+            3 => json!({"ended_at": t - 5.0}),
+            _ => json!({"endpoint": format!("ssh://peer/b{}", i % 50)}),
+        };
+        write_record(&dir, &format!("peer-1.{s}.json"), &record(&s, t, extra));
+    }
+    std::thread::sleep(Duration::from_millis(2300));
+    let _ = listing(&a, "off", &[]);
+    // The default at this size: the first listing writes the cache.
+    let (rows, _) = listing(&a, "auto", &[]);
+    let cache_dir = a.root.join("home/.local/state/presence/scan-cache");
+    assert!(
+        cache_dir.exists(),
+        "a listing of 1 000 files writes a cache"
+    );
+    let mut want: Vec<String> = rows
+        .iter()
+        .map(|r| r["session_id"].as_str().unwrap().to_string())
+        .collect();
+    want.sort();
+    assert!(want.len() > 200, "{}", want.len());
+    let s = Stream::start(&a, &["watch", "--json"]);
+    let mut up = Vec::new();
+    let ready = loop {
+        let e = s.json();
+        if e.event == "ready" {
+            break e;
+        }
+        up.push(e.session().unwrap().to_string());
+    };
+    s.stop();
+    up.sort();
+    assert_eq!(up, want);
+    assert_eq!(ready.count, Some(want.len()));
+}
