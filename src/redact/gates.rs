@@ -320,7 +320,7 @@ struct Marks {
     dash_u: bool,
     /// An `@` after the first `:` and before the last one.
     at_between_colons: bool,
-    /// A base64 run, as [`has_b64_run`] finds one.
+    /// A base64 run, as `has_b64_run` (the tests' reference) finds one.
     b64: bool,
 }
 
@@ -465,7 +465,7 @@ pub(super) fn has_dotted_token(text: &str) -> bool {
     })
 }
 
-/// Whether `run` has both upper and lower case, as [`has_b64_run`] asks.
+/// Whether `run` has both upper and lower case, as `has_b64_run` (the tests' reference) asks.
 pub(super) fn two_cases(run: &str) -> bool {
     run.bytes().any(|b| b.is_ascii_uppercase()) && run.bytes().any(|b| b.is_ascii_lowercase())
 }
