@@ -45,6 +45,14 @@ fn watch_on_runs_the_command_once_per_transition_with_the_fields_in_its_environm
     // Working is not what `--on` names: nothing runs. Then it waits, with
     // a title that would be shell code if anything ran a shell over it.
     a.publish("s1", &["--status", "working"]);
+    // Watch must have seen it working, or the next write is its `up`.
+    loop {
+        let line = lines.recv_timeout(PATIENCE).expect("s1 coming up");
+        let e = JsonEvent::parse(&line);
+        if e.event == "up" && e.row().session_id == "s1" {
+            break;
+        }
+    }
     let pwned = w.tmp.path().join("pwned");
     let title = format!("$(touch {}) `touch {}`", pwned.display(), pwned.display());
     a.publish("s1", &["--status", "waiting", "--title", &title]);
