@@ -117,7 +117,9 @@
 //  This device ... local (device id, the one record lock, clocks.json,
 //                  write_small: the one atomic write of local state,
 //                  unix_now); ledger (the lives this device published);
-//                  owner (owner processes); scan_cache (the listing's cache)
+//                  owner (owner processes); scan_cache (the listing's cache);
+//                  child (a helper program run with a deadline and bounded
+//                  output)
 //  Configuration . config (profiles, the one resolver); config::file,
 //                  config::paths, config::hermes
 //  The front ..... registry: Registry; registry::read (the one read pass,
@@ -148,10 +150,11 @@
 //
 // layer 0 base: error limits
 // layer 1 rules: text record identity liveness clock dedupe redact open row expire watch::diff store::names store::entry
-// layer 2 mechanics: store local ledger owner scan_cache config watch::backend
+// layer 2 mechanics: store local ledger owner scan_cache child config watch::backend
 // layer 3 front: registry
 // layer 4 consumers: watch doctor discover
 
+mod child;
 mod clock;
 mod config;
 mod dedupe;

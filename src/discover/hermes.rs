@@ -72,7 +72,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::sqlite::{self, Candidate, Db, DbError, START_SLACK};
-use super::{Context, Found, Proc, Status};
+use super::{Context, Found, Proc, Status, procs};
 
 /// The agent's name, as `[discover] agents` spells it.
 const AGENT: &str = "hermes";
@@ -104,7 +104,7 @@ pub(super) fn sessions(cx: &Context) -> Vec<Found> {
     let Some(db) = db_path(cx) else {
         return Vec::new();
     };
-    read(&db, &procs, sqlite::boot_time()).unwrap_or_default()
+    read(&db, &procs, procs::boot_time()).unwrap_or_default()
 }
 
 /// Where `state.db` is: `$HERMES_HOME` when absolute, else `~/.hermes`.
@@ -245,7 +245,7 @@ fn read(path: &Path, procs: &[&Proc], boot: Option<f64>) -> Result<Vec<Found>, D
         without.sort_by(|a, b| b.last_active.total_cmp(&a.last_active));
         for l in without {
             let owners: Vec<usize> = (0..free.len())
-                .filter(|&i| sqlite::started_at(free[i], boot) <= l.started_at + START_SLACK)
+                .filter(|&i| procs::started_at(free[i], boot) <= l.started_at + START_SLACK)
                 .collect();
             if let [i] = owners[..] {
                 pairs.push((free.remove(i), l));

@@ -68,7 +68,7 @@ use rusqlite::params_from_iter;
 use serde_json::Value;
 
 use super::sqlite::{self, Candidate, DbError, START_SLACK};
-use super::{Context, Found, Proc, Status};
+use super::{Context, Found, Proc, Status, procs};
 use crate::store::bounded;
 
 /// The agent's name, as `[discover] agents` spells it.
@@ -98,7 +98,7 @@ pub(super) fn sessions(cx: &Context) -> Vec<Found> {
     let Some(data) = data_dir(cx) else {
         return Vec::new();
     };
-    let boot = sqlite::boot_time();
+    let boot = procs::boot_time();
     if let Some(db) = db_path(cx, &data) {
         match from_db(&db, &procs, boot) {
             Ok(Some(found)) => return found,
@@ -252,7 +252,7 @@ fn from_json(storage: &Path, procs: &[&Proc], boot: Option<f64>) -> Vec<Found> {
     let since = boot.and_then(|b| {
         procs
             .iter()
-            .map(|p| sqlite::started_at(p, b))
+            .map(|p| procs::started_at(p, b))
             .min_by(f64::total_cmp)
     });
     let mut budget = MAX_ENTRIES;

@@ -35,7 +35,6 @@ pub(super) fn scan(wanted: &dyn Fn(&Proc) -> bool) -> Vec<Proc> {
         return Vec::new();
     };
     let boot = boot_time();
-    let hz = rustix::param::clock_ticks_per_second() as f64;
     let mut out = Vec::new();
     for entry in dir.flatten().take(MAX_PROCS) {
         let Some(pid) = entry
@@ -52,7 +51,7 @@ pub(super) fn scan(wanted: &dyn Fn(&Proc) -> bool) -> Vec<Proc> {
         if !wanted(&p) {
             continue;
         }
-        p.started_at = boot.map(|b| b + p.start as f64 / hz.max(1.0));
+        p.started_at = boot.map(|b| started_at(&p, b));
         if details(&mut p) {
             out.push(p);
         }
@@ -177,7 +176,7 @@ fn details(p: &mut Proc) -> bool {
 
 /// When the system booted, Unix seconds (`btime` of /proc/stat).
 #[cfg(target_os = "linux")]
-fn boot_time() -> Option<f64> {
+pub(super) fn boot_time() -> Option<f64> {
     let stat = read_file("/proc/stat", 256 * 1024)?;
     String::from_utf8_lossy(&stat)
         .lines()
@@ -185,9 +184,33 @@ fn boot_time() -> Option<f64> {
         .and_then(|t| t.trim().parse().ok())
 }
 
+/// Other platforms: unknown.
+#[cfg(not(target_os = "linux"))]
+pub(super) fn boot_time() -> Option<f64> {
+    None
+}
+
+/// When `proc` started, Unix seconds, given the boot time.
+pub(super) fn started_at(proc: &Proc, boot: f64) -> f64 {
+    let ticks = rustix::param::clock_ticks_per_second().max(1);
+    boot + proc.start as f64 / ticks as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_boot_time_is_in_the_past() {
+        let boot = boot_time().expect("/proc/stat has btime");
+        let now = crate::local::unix_now();
+        assert!(boot > 0.0 && boot < now, "{boot} {now}");
+        let me = Proc {
+            start: 0,
+            ..Proc::default()
+        };
+        assert_eq!(started_at(&me, boot), boot);
+    }
 
     #[test]
     fn a_stat_line_is_read_whatever_the_name_holds() {

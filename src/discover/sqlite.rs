@@ -66,11 +66,10 @@ use std::time::{Duration, Instant};
 use rusqlite::limits::Limit;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, Params, Row};
-use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-use super::Proc;
-use crate::store::bounded;
+use super::{Proc, procs};
+use crate::store::bounded::{self, Part, ReadError};
 
 /// The largest database file discovery opens: far above what an agent's
 /// session history reaches, low enough that a stray disk image is refused.
@@ -263,46 +262,37 @@ fn inspect(path: &Path) -> Result<Option<Journal>, DbError> {
         path: path.to_owned(),
         error,
     };
-    let flags =
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
-    let fd = match rustix::fs::open(path, flags, Mode::empty()) {
-        Ok(fd) => fd,
-        Err(Errno::NOENT | Errno::NOTDIR) => return Ok(None),
-        Err(Errno::LOOP) => {
+    let span = match bounded::read_part(path, Part::Head(100)) {
+        Ok(Some(span)) => span,
+        Ok(None) => return Ok(None),
+        // A file where a directory of the path should be: nothing there.
+        Err(ReadError::Open(e)) if e.raw_os_error() == Some(Errno::NOTDIR.raw_os_error()) => {
+            return Ok(None);
+        }
+        Err(ReadError::NotRegular(kind)) => {
             return Err(DbError::NotRegular {
                 path: path.to_owned(),
-                kind: bounded::type_name(FileType::Symlink),
+                kind,
             });
         }
-        Err(e) => return Err(io(e.into())),
+        Err(ReadError::TooLarge { size, .. }) => {
+            return Err(DbError::TooLarge {
+                path: path.to_owned(),
+                size,
+                limit: MAX_DB_BYTES,
+            });
+        }
+        Err(ReadError::Open(e) | ReadError::Read(e)) => return Err(io(e)),
     };
-    let st = rustix::fs::fstat(&fd).map_err(|e| io(e.into()))?;
-    let ft = FileType::from_raw_mode(st.st_mode);
-    if ft != FileType::RegularFile {
-        return Err(DbError::NotRegular {
-            path: path.to_owned(),
-            kind: bounded::type_name(ft),
-        });
-    }
-    let size = u64::try_from(st.st_size).unwrap_or(0);
-    if size > MAX_DB_BYTES {
+    if span.size > MAX_DB_BYTES {
         return Err(DbError::TooLarge {
             path: path.to_owned(),
-            size,
+            size: span.size,
             limit: MAX_DB_BYTES,
         });
     }
-    let mut header = [0u8; 100];
-    let mut len = 0;
-    while len < header.len() {
-        match rustix::io::pread(&fd, &mut header[len..], len as u64) {
-            Ok(0) => break,
-            Ok(n) => len += n,
-            Err(Errno::INTR) => continue,
-            Err(e) => return Err(io(e.into())),
-        }
-    }
-    if len < header.len() || &header[..16] != b"SQLite format 3\0" {
+    let header = span.bytes;
+    if header.len() < 100 || &header[..16] != b"SQLite format 3\0" {
         return Err(DbError::NotSqlite {
             path: path.to_owned(),
         });
@@ -385,21 +375,6 @@ pub(super) fn base(arg: &str) -> &str {
         .unwrap_or(arg)
 }
 
-/// When the machine booted, Unix seconds (`/proc/stat`'s `btime`).
-pub(super) fn boot_time() -> Option<f64> {
-    let bytes = bounded::read_path(Path::new("/proc/stat"), 4 << 20).ok()??;
-    let text = String::from_utf8_lossy(&bytes);
-    let line = text.lines().find_map(|l| l.strip_prefix("btime "))?;
-    let n: u64 = line.trim().parse().ok()?;
-    Some(n as f64)
-}
-
-/// When `proc` started, Unix seconds, given the boot time.
-pub(super) fn started_at(proc: &Proc, boot: f64) -> f64 {
-    let ticks = rustix::param::clock_ticks_per_second().max(1);
-    boot + proc.start as f64 / ticks as f64
-}
-
 /// A session as [`pair`] sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Candidate {
@@ -416,7 +391,7 @@ pub(super) struct Candidate {
 /// in `cands`, sorted. `boot` is the boot time; `None` drops the time
 /// conditions.
 pub(super) fn pair(procs: &[&Proc], cands: &[Candidate], boot: Option<f64>) -> Vec<(usize, usize)> {
-    let start = |p: &Proc| boot.map(|b| started_at(p, b));
+    let start = |p: &Proc| boot.map(|b| procs::started_at(p, b));
     let mut order: Vec<usize> = (0..cands.len()).collect();
     order.sort_by(|&a, &b| cands[b].last_active.total_cmp(&cands[a].last_active));
     let mut taken = vec![false; procs.len()];
@@ -445,6 +420,7 @@ pub(super) fn pair(procs: &[&Proc], cands: &[Candidate], boot: Option<f64>) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustix::fs::{FileType, Mode};
 
     fn make(dir: &Path, wal: bool) -> PathBuf {
         let db = dir.join("a.db");
@@ -740,18 +716,6 @@ mod tests {
         assert_eq!(rows[2].1, None, "infinity is not a time");
         assert_eq!(rows[3], (None, None));
         assert_eq!(rows[4], (None, Some(3.0)), "a blob is not text");
-    }
-
-    #[test]
-    fn the_boot_time_is_in_the_past() {
-        let boot = boot_time().expect("/proc/stat has btime");
-        let now = crate::local::unix_now();
-        assert!(boot > 0.0 && boot < now, "{boot} {now}");
-        let me = Proc {
-            start: 0,
-            ..Proc::default()
-        };
-        assert_eq!(started_at(&me, boot), boot);
     }
 
     fn proc(pid: u32, cwd: &str, start: u64) -> Proc {

@@ -10,9 +10,8 @@
 //! and `_-+@,`) gives no endpoint rather than one no device could open.
 
 use std::collections::HashMap;
-use std::io::Read as _;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use super::Proc;
 
@@ -56,37 +55,17 @@ pub(super) fn of(host: &str, place: &str) -> Option<String> {
 
 /// `SESSION:WINDOW.PANE` of `pane` on the server at `socket`.
 fn place(socket: &str, pane: &str) -> Option<String> {
-    let mut child = Command::new("tmux")
-        .arg("-S")
-        .arg(socket)
-        .args(["display-message", "-p", "-t", pane])
-        .arg("#{session_name}:#{window_index}.#{pane_index}")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() < TIMEOUT => std::thread::sleep(Duration::from_millis(5)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    };
-    let mut out = String::new();
-    child
-        .stdout
-        .take()?
-        .take(4096)
-        .read_to_string(&mut out)
-        .ok()?;
-    let place = out.strip_suffix('\n').unwrap_or(&out);
-    (status.success() && !place.is_empty()).then(|| place.to_string())
+    let out = crate::child::output_within(
+        Command::new("tmux")
+            .arg("-S")
+            .arg(socket)
+            .args(["display-message", "-p", "-t", pane])
+            .arg("#{session_name}:#{window_index}.#{pane_index}"),
+        TIMEOUT,
+        4096,
+    )?;
+    let place = out.stdout.strip_suffix('\n').unwrap_or(&out.stdout);
+    (out.status.success() && !place.is_empty()).then(|| place.to_string())
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use super::{Check, Status, check};
 use crate::liveness::State;
@@ -487,34 +487,7 @@ fn same_path(a: &Path, b: &Path) -> bool {
 /// `None` if it is not installed or did not finish (a hung user bus must
 /// not hang `doctor`).
 fn output_within(cmd: &mut Command) -> Option<String> {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if start.elapsed() < Duration::from_secs(2) => {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-    let mut out = String::new();
-    child
-        .stdout
-        .take()?
-        .take(64 * 1024)
-        .read_to_string(&mut out)
-        .ok()?;
-    Some(out)
+    crate::child::output_within(cmd, Duration::from_secs(2), 64 * 1024).map(|out| out.stdout)
 }
 
 #[cfg(test)]

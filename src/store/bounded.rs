@@ -63,19 +63,13 @@ pub(crate) fn type_name(ft: FileType) -> &'static str {
     }
 }
 
-/// Reads the file `name` relative to the directory `dir` (an absolute
-/// `name` ignores `dir`) into `buf`, replacing its contents: at most `limit`
-/// bytes, with the rules of this module. Returns the file's `fstat`, or
-/// `Ok(None)` when there is no such file.
-///
-/// `buf` is reused between calls by a scan, so that reading a directory
-/// makes no allocation per file.
-pub(crate) fn read_at<P: rustix::path::Arg>(
+/// Opens `name` relative to `dir` with the rules of this module (no
+/// symlink, no blocking) and checks with `fstat` that it is a regular
+/// file: the open file and its `fstat`, or `Ok(None)` when there is none.
+fn open_regular<P: rustix::path::Arg>(
     dir: impl AsFd,
     name: P,
-    limit: usize,
-    buf: &mut Vec<u8>,
-) -> Result<Option<Stat>, ReadError> {
+) -> Result<Option<(rustix::fd::OwnedFd, Stat)>, ReadError> {
     let flags =
         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
     let fd = match rustix::fs::openat(dir, name, flags, Mode::empty()) {
@@ -90,6 +84,25 @@ pub(crate) fn read_at<P: rustix::path::Arg>(
     if ft != FileType::RegularFile {
         return Err(ReadError::NotRegular(type_name(ft)));
     }
+    Ok(Some((fd, st)))
+}
+
+/// Reads the file `name` relative to the directory `dir` (an absolute
+/// `name` ignores `dir`) into `buf`, replacing its contents: at most `limit`
+/// bytes, with the rules of this module. Returns the file's `fstat`, or
+/// `Ok(None)` when there is no such file.
+///
+/// `buf` is reused between calls by a scan, so that reading a directory
+/// makes no allocation per file.
+pub(crate) fn read_at<P: rustix::path::Arg>(
+    dir: impl AsFd,
+    name: P,
+    limit: usize,
+    buf: &mut Vec<u8>,
+) -> Result<Option<Stat>, ReadError> {
+    let Some((fd, st)) = open_regular(dir, name)? else {
+        return Ok(None);
+    };
     let too_large = |size: u64| ReadError::TooLarge {
         size,
         limit: limit as u64,
@@ -167,19 +180,9 @@ impl Span {
 /// agent transcript costs one `pread` of the part asked for. `Ok(None)`
 /// when there is no such file.
 pub(crate) fn read_part(path: &Path, part: Part) -> Result<Option<Span>, ReadError> {
-    let flags =
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
-    let fd = match rustix::fs::openat(rustix::fs::CWD, path, flags, Mode::empty()) {
-        Ok(fd) => fd,
-        Err(Errno::NOENT) => return Ok(None),
-        Err(Errno::LOOP) => return Err(ReadError::NotRegular(type_name(FileType::Symlink))),
-        Err(e) => return Err(ReadError::Open(e.into())),
+    let Some((fd, st)) = open_regular(rustix::fs::CWD, path)? else {
+        return Ok(None);
     };
-    let st = rustix::fs::fstat(&fd).map_err(|e| ReadError::Read(e.into()))?;
-    let ft = FileType::from_raw_mode(st.st_mode);
-    if ft != FileType::RegularFile {
-        return Err(ReadError::NotRegular(type_name(ft)));
-    }
     let size = u64::try_from(st.st_size).unwrap_or(0);
     let (offset, len) = match part {
         Part::Head(n) => (0, size.min(n as u64)),
