@@ -494,6 +494,21 @@ fn scripts_test_knows_every_tool_the_tests_use() {
     );
 }
 
+/// A Hermes environment under `root` that `scripts/test` takes as made
+/// here: its marker, and a `bin/hermes` naming this venv's python (one
+/// naming another path was moved, and is made again).
+fn made_hermes_venv(root: &Path) -> std::path::PathBuf {
+    let venv = root.join("venv");
+    std::fs::create_dir_all(venv.join("bin")).unwrap();
+    std::fs::write(venv.join("installed-hermes-agent-0.19.0"), "").unwrap();
+    std::fs::write(
+        venv.join("bin/hermes"),
+        format!("#!{}/bin/python\n", venv.display()),
+    )
+    .unwrap();
+    venv
+}
+
 /// A fresh machine, imitated with a PATH that lacks syncthing (and fakes of
 /// apt-get and cargo that note their calls): `--check` fails with the
 /// install line; as root, the script installs and then runs `cargo test
@@ -534,9 +549,7 @@ fn scripts_test_installs_what_is_missing_or_says_how() {
         }
     }
     // The Hermes environment counts as made: this test is about apt-get.
-    let venv = root.join("venv");
-    std::fs::create_dir(&venv).unwrap();
-    std::fs::write(venv.join("installed-hermes-agent-0.19.0"), "").unwrap();
+    let venv = made_hermes_venv(root);
     let log = root.join("calls");
     let fake = |name: &str, body: &str| {
         let p = bin.join(name);
@@ -651,9 +664,7 @@ fn scripts_test_names_every_failure_and_stops_its_load() {
     let root = w.tmp.path();
     let bin = root.join("bin");
     std::fs::create_dir(&bin).unwrap();
-    let venv = root.join("venv");
-    std::fs::create_dir(&venv).unwrap();
-    std::fs::write(venv.join("installed-hermes-agent-0.19.0"), "").unwrap();
+    let venv = made_hermes_venv(root);
     let log = root.join("calls");
     let loops = root.join("loops");
     // The fake cargo notes its calls and, while the tests "run", the busy
