@@ -222,22 +222,22 @@ mod tests {
         let temp = tmp.path().join(".syncthing.h.s.json.tmp");
         std::fs::write(&temp, "{}").unwrap();
         assert!(handle(&d).being_replaced("h.s.json"));
-        let (from, to) = (temp.clone(), tmp.path().join("h.s.json"));
-        let mover = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(5));
-            std::fs::rename(from, to).unwrap();
-        });
-        // Reads as missing until the rename; the wait sees it arrive.
+        let to = tmp.path().join("h.s.json");
+        // Missing at the first two reads (the second one the look at once
+        // that any missing name gets); the engine renames its temp file
+        // into place before the third, which only a reader that waits for
+        // a fresh temp file makes.
         let mut reads = 0;
         let found = handle(&d)
             .read_settled("h.s.json", || {
                 reads += 1;
-                Ok::<_, ()>(tmp.path().join("h.s.json").exists().then_some(()))
+                if reads == 3 {
+                    std::fs::rename(&temp, &to).unwrap();
+                }
+                Ok::<_, ()>(to.exists().then_some(()))
             })
             .unwrap();
-        mover.join().unwrap();
-        assert_eq!(found, Some(()));
-        assert!(reads >= 2, "{reads}");
+        assert_eq!((found, reads), (Some(()), 3));
     }
 
     #[test]
@@ -290,21 +290,43 @@ mod tests {
 
     #[test]
     fn a_listing_taken_while_a_record_is_replaced_still_has_it() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
         let (tmp, d) = dir();
         std::fs::write(tmp.path().join("h.a.json"), "{}").unwrap();
-        // The engine deleted h.b.json and is about to rename its temp file.
-        let temp = tmp.path().join(".syncthing.h.b.json.tmp");
-        std::fs::write(&temp, "{}").unwrap();
-        let to = tmp.path().join("h.b.json");
-        let mover = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(5));
-            std::fs::rename(temp, to).unwrap();
-        });
-        let (names, _) = d.candidates().unwrap();
-        mover.join().unwrap();
-        let mut listed: Vec<&str> = (0..names.len()).map(|i| names.get(i).0).collect();
-        listed.sort();
-        assert_eq!(listed, ["h.a.json", "h.b.json"]);
+        let (temp, to) = (
+            tmp.path().join(".syncthing.h.b.json.tmp"),
+            tmp.path().join("h.b.json"),
+        );
+        // The engine deleted h.b.json and renames its temp file 5 ms later.
+        // A listing that returned before the rename (a reader that does not
+        // wait, or a mover thread the machine held back past MAX_WAIT) says
+        // nothing: the scene is played again, up to 50 times.
+        let mut seen = 0;
+        for _ in 0..50 {
+            let _ = std::fs::remove_file(&to);
+            std::fs::write(&temp, "{}").unwrap();
+            let renamed = Arc::new(AtomicBool::new(false));
+            let mover = {
+                let (temp, to, renamed) = (temp.clone(), to.clone(), renamed.clone());
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(5));
+                    std::fs::rename(temp, to).unwrap();
+                    renamed.store(true, Ordering::SeqCst);
+                })
+            };
+            let (names, _) = d.candidates().unwrap();
+            let in_time = renamed.load(Ordering::SeqCst);
+            mover.join().unwrap();
+            if in_time {
+                let mut listed: Vec<&str> = (0..names.len()).map(|i| names.get(i).0).collect();
+                listed.sort();
+                assert_eq!(listed, ["h.a.json", "h.b.json"]);
+                seen += 1;
+                break;
+            }
+        }
+        assert_eq!(seen, 1, "no listing waited for the rename");
         // A temp file of a record that is there adds nothing.
         std::fs::write(tmp.path().join(".syncthing.h.a.json.tmp"), "{}").unwrap();
         let (names, report) = d.candidates().unwrap();

@@ -168,8 +168,10 @@ fn devices_lists_each_writer_and_its_learned_clock() {
         .find(|d| d.device_id == other)
         .expect("listed");
     let offset = theirs.offset_s.expect("learned");
+    // (A file's ctime comes from the kernel's coarse clock, which may lag
+    // the time read just before by a tick: up to 10 ms, 0.05 s to spare.)
     assert!(
-        (-900.0 - delay - 0.01..=-899.95).contains(&offset),
+        (-900.0 - delay - 0.05..=-900.0 + delay + 0.05).contains(&offset),
         "{offset} (the write took {delay:.3} s)"
     );
     assert!(
@@ -187,7 +189,7 @@ fn devices_lists_each_writer_and_its_learned_clock() {
     assert_eq!(theirs.instances, ["box"]);
     // Seen when the copy arrived here, not when its writer's clock says.
     assert!(
-        (0.0..=since_arrival + 0.01).contains(&theirs.last_seen_s),
+        (0.0..=since_arrival + 0.05).contains(&theirs.last_seen_s),
         "{theirs:?}, {since_arrival:.3} s after the write began"
     );
     // That device's clock minus this one's: negative, it runs behind.
