@@ -523,5 +523,12 @@ fn list_watch_counts_both_directories() {
     let name = only_file(&t.a);
     std::fs::copy(t.a.join(&name), t.b.join(&name)).unwrap();
     s.quiet_for(std::time::Duration::from_millis(500));
-    s.stop();
+    // A change the count shows comes next: had the copy been counted, the
+    // stream would say 3 (then 2) before it.
+    t.writer("desk", &t.b)
+        .run(&["clear", "--session", "second"])
+        .success();
+    assert_eq!(s.next(), "1");
+    let (code, stderr) = s.stop();
+    assert_eq!(code, Some(0), "{stderr}");
 }

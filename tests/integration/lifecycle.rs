@@ -718,6 +718,19 @@ fn refresh_every_must_stay_below_the_ttl() {
     s.quiet_for(Duration::from_millis(700));
     let (code, stderr) = s.stop();
     assert_eq!(code, Some(0), "{stderr}");
+    // And a profile's own refresh_interval is the one used.
+    let quick = w.bare_device("quick");
+    quick.write_config(&format!(
+        "[profiles.default]\ndir = {:?}\nrefresh_interval = \"1s\"\n",
+        w.shared().display().to_string()
+    ));
+    let s = Stream::start(&quick, &["refresh", "--json", "--every"]);
+    for _ in 0..2 {
+        let pass: JsonRefresh = parse_json(&s.next(), "refresh --json --every");
+        assert_eq!((pass.refreshed, pass.cleared, pass.left), (0, 0, 0));
+    }
+    let (code, stderr) = s.stop();
+    assert_eq!(code, Some(0), "{stderr}");
 }
 
 #[test]

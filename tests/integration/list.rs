@@ -65,6 +65,10 @@ fn status_filters_repeat_and_apply_to_every_output() {
     assert_eq!(s.next(), "3");
     a.publish("i1", &["--title", "still idle"]);
     s.quiet_for(Duration::from_millis(700));
+    // The next line is the next change of the count (a line for the title
+    // would have said 3 first).
+    a.publish("k1", &["--status", "idle"]);
+    assert_eq!(s.next(), "2");
     let (code, stderr) = s.stop();
     assert_eq!(code, Some(0), "{stderr}");
 }
