@@ -97,15 +97,18 @@ pub struct Global {
 pub fn parse() -> Result<Cli, clap::Error> {
     use clap::parser::ValueSource;
     use clap::{CommandFactory, FromArgMatches};
-    let mut cmd = Cli::command();
-    let mut matches = cmd.try_get_matches_from_mut(args())?;
+    let args = args();
+    // clap's own help and errors follow `--color` too.
+    let color = help_color(&args);
+    let mut cmd = Cli::command().color(color);
+    let mut matches = cmd.try_get_matches_from_mut(args)?;
     // Not dropped: freeing the tree clap built is work a process about to
     // exit need not do (a tenth of a `list --count` on a few records).
     std::mem::forget(cmd);
     let from_env = |id: &str| matches.value_source(id) == Some(ValueSource::EnvVariable);
     let (profile_from_env, config_from_env) = (from_env("profile"), from_env("config"));
-    let mut cli =
-        Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut Cli::command()))?;
+    let mut cli = Cli::from_arg_matches_mut(&mut matches)
+        .map_err(|e| e.format(&mut Cli::command().color(color)))?;
     let g = &mut cli.global;
     if profile_from_env && g.profile.as_deref() == Some("") {
         g.profile = None;
@@ -116,6 +119,36 @@ pub fn parse() -> Result<Cli, clap::Error> {
     g.profile_from_env = profile_from_env && g.profile.is_some();
     g.config_from_env = config_from_env && g.config.is_some();
     Ok(cli)
+}
+
+/// How clap colours its help and errors: as the last `--color` before a
+/// `--` says (read ahead of parsing, which may fail, so that the error
+/// follows it too); else clap's own choice, which heeds `NO_COLOR`,
+/// `CLICOLOR`, `CLICOLOR_FORCE` and whether stderr/stdout is a terminal,
+/// and `FORCE_COLOR` as the rest of the output does.
+fn help_color(args: &[std::ffi::OsString]) -> clap::ColorChoice {
+    let set = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let mut color = match (set("NO_COLOR"), set("FORCE_COLOR")) {
+        (None, Some(v)) if v != "0" => clap::ColorChoice::Always,
+        _ => clap::ColorChoice::Auto,
+    };
+    let mut it = args.iter().skip(1);
+    while let Some(a) = it.next() {
+        let value = if a == "--" {
+            break;
+        } else if a == "--color" {
+            it.next().map(|v| v.as_encoded_bytes())
+        } else {
+            a.as_encoded_bytes().strip_prefix(b"--color=")
+        };
+        match value {
+            Some(b"always") => color = clap::ColorChoice::Always,
+            Some(b"never") => color = clap::ColorChoice::Never,
+            Some(b"auto") => color = clap::ColorChoice::Auto,
+            _ => {}
+        }
+    }
+    color
 }
 
 /// The subcommands, defined once and made twice: as [`Command`], which

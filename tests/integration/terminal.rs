@@ -448,6 +448,38 @@ fn colour_follows_the_flag_then_no_color_then_clicolor_force() {
     }
 }
 
+/// clap's own help and usage errors follow the same flag and variables as
+/// the rest of the output.
+#[test]
+fn help_and_usage_errors_follow_the_colour_flag() {
+    let w = World::new();
+    let dev = w.device("a");
+    // (shell, whether the output is coloured)
+    let cases = [
+        ("presence --help", true),
+        ("presence --help --color never", false),
+        ("presence --color=never list --help", false),
+        ("NO_COLOR=1 presence --help", false),
+        ("presence --help | cat", false),
+        ("presence --color always --help | cat", true),
+        ("FORCE_COLOR=1 presence --help | cat", true),
+        ("FORCE_COLOR=1 NO_COLOR=1 presence --help | cat", false),
+        ("presence list --bogus", true),
+        ("presence list --bogus --color never", false),
+        ("presence --color never list --bogus", false),
+        ("presence list --bogus 2>&1 | cat", false),
+        ("presence --color=always list --bogus 2>&1 | cat", true),
+    ];
+    for (shell, coloured) in cases {
+        let out = on_pty(&dev, &[], shell);
+        assert!(
+            out.contains("Usage") || out.contains("usage"),
+            "{shell}: {out:?}"
+        );
+        assert_eq!(out.contains('\x1b'), coloured, "{shell}: {out:?}");
+    }
+}
+
 /// Titles as chat apps write them: emoji with VS16 (U+FE0F) and ZWJ
 /// (U+200D) inside their sequences. They reach the terminal as they are,
 /// while the same characters outside an emoji sequence, and in an id, are
