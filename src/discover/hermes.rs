@@ -379,8 +379,14 @@ mod tests {
 
     use serde_json::{Value, json};
 
-    /// The release these tests run against (scripts/test installs it).
-    const HERMES_VERSION: &str = "0.19.0";
+    /// The Hermes release and its virtual environment (shared with
+    /// tests/integration).
+    mod hermes_venv {
+        include!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/support/hermes_venv.rs"
+        ));
+    }
 
     /// Drives `hermes_state.SessionDB`: argv[1] is the database, argv[2] a
     /// file holding a JSON list of operations, each one of SessionDB's own calls, except
@@ -418,23 +424,7 @@ db.close()
 
     /// The virtual environment's python, or a failure saying how to make it.
     fn python() -> PathBuf {
-        let venv = std::env::var_os("PRESENCE_TEST_HERMES_VENV")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/hermes-venv"));
-        if !venv
-            .join(format!("installed-hermes-agent-{HERMES_VERSION}"))
-            .is_file()
-        {
-            let v = venv.display();
-            panic!(
-                "the Hermes discovery tests need hermes-agent {HERMES_VERSION} in a virtual \
-                 environment at {v}: run scripts/test, which makes it, or: python3 -m venv {v} && \
-                 {v}/bin/pip install --no-deps hermes-agent=={HERMES_VERSION} && \
-                 {v}/bin/pip install pyyaml==6.0.3 python-dotenv==1.2.2 rich==14.3.3 && \
-                 touch {v}/installed-hermes-agent-{HERMES_VERSION}"
-            );
-        }
-        venv.join("bin/python")
+        hermes_venv::venv().join("bin/python")
     }
 
     /// A temp HOME with a Hermes home and a project directory in it.

@@ -494,13 +494,26 @@ fn scripts_test_knows_every_tool_the_tests_use() {
     );
 }
 
+/// `scripts/test` installs the Hermes release the tests expect.
+#[test]
+fn scripts_test_installs_the_hermes_release_the_tests_drive() {
+    let script =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/test"))
+            .unwrap();
+    let pinned: Vec<&str> = script
+        .lines()
+        .filter_map(|l| l.strip_prefix("hermes_version="))
+        .collect();
+    assert_eq!(pinned, [crate::hermes_venv::HERMES_VERSION], "scripts/test");
+}
+
 /// A Hermes environment under `root` that `scripts/test` takes as made
 /// here: its marker, and a `bin/hermes` naming this venv's python (one
 /// naming another path was moved, and is made again).
 fn made_hermes_venv(root: &Path) -> std::path::PathBuf {
     let venv = root.join("venv");
     std::fs::create_dir_all(venv.join("bin")).unwrap();
-    std::fs::write(venv.join("installed-hermes-agent-0.19.0"), "").unwrap();
+    std::fs::write(venv.join(crate::hermes_venv::marker()), "").unwrap();
     std::fs::write(
         venv.join("bin/hermes"),
         format!("#!{}/bin/python\n", venv.display()),

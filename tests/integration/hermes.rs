@@ -16,29 +16,7 @@ use serde_json::{Value, json};
 
 use crate::harness::{Device, JsonRow, World, sessions};
 
-/// The release the tests run against (scripts/test installs it).
-const HERMES_VERSION: &str = "0.19.0";
-
-/// The virtual environment with Hermes in it.
-pub(crate) fn venv() -> PathBuf {
-    let venv = std::env::var_os("PRESENCE_TEST_HERMES_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/hermes-venv"));
-    if !venv
-        .join(format!("installed-hermes-agent-{HERMES_VERSION}"))
-        .is_file()
-    {
-        let v = venv.display();
-        panic!(
-            "the Hermes tests need hermes-agent {HERMES_VERSION} in a virtual environment at {v}: \
-             run scripts/test, which makes it, or: python3 -m venv {v} && \
-             {v}/bin/pip install --no-deps hermes-agent=={HERMES_VERSION} && \
-             {v}/bin/pip install pyyaml==6.0.3 python-dotenv==1.2.2 rich==14.3.3 && \
-             touch {v}/installed-hermes-agent-{HERMES_VERSION}"
-        );
-    }
-    venv
-}
+pub(crate) use crate::hermes_venv::venv;
 
 /// The `hooks:` block docs/integrations.md tells users to copy.
 fn documented_hooks_block() -> String {

@@ -17,6 +17,10 @@ mod doctor;
 mod errors;
 mod faults;
 mod hermes;
+/// The Hermes release and its virtual environment (shared with the
+/// library's unit tests).
+#[path = "../support/hermes_venv.rs"]
+mod hermes_venv;
 mod hostile;
 mod layers;
 mod lifecycle;
