@@ -374,6 +374,7 @@ mod tests {
     //! `target/hermes-venv`); without it these tests fail and say so.
 
     use super::*;
+    use crate::discover::tests::Sandbox;
     use std::io::{BufRead as _, BufReader, Write as _};
     use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
@@ -428,30 +429,24 @@ db.close()
     }
 
     /// A temp HOME with a Hermes home and a project directory in it.
-    struct World {
-        tmp: tempfile::TempDir,
+    struct World(Sandbox);
+
+    impl std::ops::Deref for World {
+        type Target = Sandbox;
+        fn deref(&self) -> &Sandbox {
+            &self.0
+        }
     }
 
     impl World {
         fn new() -> World {
-            let w = World {
-                tmp: tempfile::tempdir().unwrap(),
-            };
-            std::fs::create_dir_all(w.hermes()).unwrap();
-            std::fs::create_dir_all(w.dir("proj")).unwrap();
-            w
-        }
-        fn home(&self) -> PathBuf {
-            self.tmp.path().join("home")
+            World(Sandbox::new("HERMES_HOME", "hermes-home", "hermes-home"))
         }
         fn hermes(&self) -> PathBuf {
             self.tmp.path().join("hermes-home")
         }
         fn db(&self) -> PathBuf {
             self.hermes().join("state.db")
-        }
-        fn dir(&self, name: &str) -> PathBuf {
-            self.tmp.path().join(name)
         }
         fn driver(&self, ops: &Value) -> Command {
             let file = tempfile::NamedTempFile::new_in(self.tmp.path()).unwrap();
@@ -497,16 +492,6 @@ db.close()
             };
             r.reached_wait();
             r
-        }
-        fn cx(&self, procs: Vec<Proc>) -> Context {
-            let mut env = HashMap::new();
-            env.insert("HERMES_HOME".to_string(), self.hermes().into_os_string());
-            Context {
-                home: self.home(),
-                env,
-                procs,
-                now: crate::local::unix_now(),
-            }
         }
     }
 
@@ -1036,7 +1021,7 @@ db.close()
             ops.push(json!({"op": "end", "id": "s3", "reason": "cli_close"}));
             w.run(Value::Array(ops));
             let bytes = std::fs::read(w.db()).unwrap();
-            (bytes, proj, w.tmp)
+            (bytes, proj, w.0.tmp)
         });
         (bytes, proj)
     }

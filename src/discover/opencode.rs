@@ -492,7 +492,7 @@ fn is_default_title(title: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use crate::discover::tests::Sandbox;
 
     use rusqlite::Connection;
     use serde_json::json;
@@ -577,43 +577,29 @@ CREATE INDEX `message_session_time_created_id_idx` ON `message` (`session_id`,`t
 
     const PROMPT: &str = "Refactor the billing module, the token is sk-live-secret";
 
-    pub(super) struct World {
-        tmp: tempfile::TempDir,
+    /// A temp HOME with OpenCode's data directory and a project directory.
+    pub(super) struct World(Sandbox);
+
+    impl std::ops::Deref for World {
+        type Target = Sandbox;
+        fn deref(&self) -> &Sandbox {
+            &self.0
+        }
     }
 
     impl World {
         pub(super) fn new() -> World {
-            let w = World {
-                tmp: tempfile::tempdir().unwrap(),
-            };
-            fs::create_dir_all(w.data()).unwrap();
-            fs::create_dir_all(w.dir("proj")).unwrap();
-            w
-        }
-        fn home(&self) -> PathBuf {
-            self.tmp.path().join("home")
+            World(Sandbox::new(
+                "XDG_DATA_HOME",
+                "xdg-data",
+                "xdg-data/opencode",
+            ))
         }
         pub(super) fn data(&self) -> PathBuf {
             self.tmp.path().join("xdg-data/opencode")
         }
         pub(super) fn db(&self) -> PathBuf {
             self.data().join("opencode.db")
-        }
-        pub(super) fn dir(&self, name: &str) -> PathBuf {
-            self.tmp.path().join(name)
-        }
-        fn cx(&self, procs: Vec<Proc>) -> Context {
-            let mut env = HashMap::new();
-            env.insert(
-                "XDG_DATA_HOME".to_string(),
-                self.tmp.path().join("xdg-data").into_os_string(),
-            );
-            Context {
-                home: self.home(),
-                env,
-                procs,
-                now: crate::local::unix_now(),
-            }
         }
         /// A database as OpenCode makes it, left open as a running
         /// OpenCode keeps it (WAL mode, its pragmas).

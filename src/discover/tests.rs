@@ -19,6 +19,56 @@ pub(crate) fn proc_named(pid: u32, name: &str) -> Proc {
     }
 }
 
+/// A temp directory for a reader's tests: a HOME, the agent's data
+/// directory beside it (named to the reader by the variable `var`, as
+/// `HERMES_HOME` or `XDG_DATA_HOME` would), and project directories.
+pub(crate) struct Sandbox {
+    pub(crate) tmp: tempfile::TempDir,
+    var: &'static str,
+    var_dir: &'static str,
+}
+
+impl Sandbox {
+    /// `var` names `<tmp>/<var_dir>`; `make` (under the temp directory)
+    /// and `proj` are made.
+    pub(crate) fn new(var: &'static str, var_dir: &'static str, make: &str) -> Sandbox {
+        let s = Sandbox {
+            tmp: tempfile::tempdir().unwrap(),
+            var,
+            var_dir,
+        };
+        std::fs::create_dir_all(s.dir(make)).unwrap();
+        std::fs::create_dir_all(s.dir("proj")).unwrap();
+        s
+    }
+
+    /// The HOME the readers are given (not made: no agent is there).
+    pub(crate) fn home(&self) -> std::path::PathBuf {
+        self.dir("home")
+    }
+
+    /// `name` under the temp directory.
+    pub(crate) fn dir(&self, name: &str) -> std::path::PathBuf {
+        self.tmp.path().join(name)
+    }
+
+    /// What a reader is given: the HOME, the variable, these processes
+    /// and this machine's clock.
+    pub(crate) fn cx(&self, procs: Vec<Proc>) -> Context {
+        let mut env = HashMap::new();
+        env.insert(
+            self.var.to_string(),
+            self.dir(self.var_dir).into_os_string(),
+        );
+        Context {
+            home: self.home(),
+            env,
+            procs,
+            now: crate::local::unix_now(),
+        }
+    }
+}
+
 /// Writes `text` at `path`, making its directories.
 pub(crate) fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
