@@ -26,18 +26,48 @@ struct Found {
     /// How often the crontab lines that run `presence refresh` do, when
     /// there are some and each one's schedule is understood (seconds).
     cron_every: Option<u64>,
+    /// How often the refresh timer starts the refresh, when it is active
+    /// and its schedule is understood (from `systemctl --user cat`).
+    timer_every: Option<Duration>,
+    /// Whether the refresh timer is active.
+    timer_active: bool,
+    /// How many `presence refresh --every` processes run.
+    processes: usize,
     /// Whether a systemd user manager answers.
     user_manager: bool,
     /// Whether there is a `crontab` program.
     crontab: bool,
 }
 
+/// A refresher whose schedule doctor reads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Scheduled {
+    Cron,
+    Timer,
+}
+
 impl Found {
-    /// How often the crontab refreshes, when a crontab line is the only
-    /// refresher and refreshes less often than `interval` asks.
-    fn slow_cron(&self, interval: Duration) -> Option<u64> {
-        let every = self.cron_every?;
-        (self.names.len() == 1 && every > interval.as_secs()).then_some(every)
+    /// Which refresher refreshes most often, and how often, when every one
+    /// that runs has a schedule doctor reads (a `refresh --every` process
+    /// keeps its own) and even that one is slower than `interval` asks.
+    fn too_slow(&self, interval: Duration) -> Option<(Scheduled, Duration)> {
+        if self.processes > 0 {
+            return None;
+        }
+        let cron = self.names.iter().any(|n| n.starts_with("a crontab line"));
+        let mut known = Vec::new();
+        match (cron, self.cron_every) {
+            (true, Some(s)) => known.push((Scheduled::Cron, Duration::from_secs(s))),
+            (true, None) => return None,
+            _ => {}
+        }
+        match (self.timer_active, self.timer_every) {
+            (true, Some(d)) => known.push((Scheduled::Timer, d)),
+            (true, None) => return None,
+            _ => {}
+        }
+        let fastest = known.into_iter().min_by_key(|(_, every)| *every)?;
+        (fastest.1 > interval).then_some(fastest)
     }
 }
 
@@ -65,10 +95,9 @@ fn fix(found: Option<&Found>) -> String {
     )
 }
 
-/// The check of a crontab that refreshes every `every` seconds, less often
-/// than the profile's `refresh_interval`.
-fn slow(every: u64, p: &crate::config::Profile) -> Check {
-    let every_d = Duration::from_secs(every);
+/// The check of a refresher that refreshes every `every`, less often than
+/// the profile's `refresh_interval`.
+fn slow((which, every_d): (Scheduled, Duration), p: &crate::config::Profile) -> Check {
     let why = if every_d >= p.ttl {
         format!(
             "not even once a ttl ({}): records expire between its runs",
@@ -81,19 +110,107 @@ fn slow(every: u64, p: &crate::config::Profile) -> Check {
             humantime::format_duration(p.refresh_interval)
         )
     };
+    let (what, fix) = match which {
+        Scheduled::Cron => (
+            "a crontab line",
+            "run `presence setup` again: its crontab lines keep up with refresh_interval (it \
+             replaces its own); or edit your line with `crontab -e`",
+        ),
+        Scheduled::Timer => (
+            "presence-refresh.timer",
+            "run `presence setup` again: it writes the timer at the shortest refresh_interval \
+             (it replaces its own copy); or set `OnUnitActiveSec=` in yours \
+             (`systemctl --user edit presence-refresh.timer`)",
+        ),
+    };
     check(
         "refresher",
         Status::Warn,
         format!(
-            "a crontab line refreshes every {}, {why}",
+            "{what} refreshes every {}, {why}",
             humantime::format_duration(every_d)
         ),
-        Some(
-            "run `presence setup` again: its crontab lines keep up with refresh_interval (it \
-             replaces its own); or edit your line with `crontab -e`"
-                .into(),
-        ),
+        Some(fix.into()),
     )
+}
+
+/// How often a timer unit, as `systemctl cat` prints it (its file and its
+/// drop-ins, in the order systemd reads them), starts its service: the
+/// shortest of the `OnUnitActiveSec=` left after the last empty timer
+/// setting (which resets them all). `None` when there is none, or an `OnCalendar=` or
+/// `OnUnitInactiveSec=` schedule, or a time span doctor does not read.
+fn timer_every(unit: &str) -> Option<Duration> {
+    let mut in_timer = false;
+    let mut every: Vec<Option<Duration>> = Vec::new();
+    let mut other = false;
+    for line in unit.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_timer = line == "[Timer]";
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if !in_timer || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        let value = value.trim();
+        match key.trim() {
+            // An empty assignment to any of them resets every timer.
+            "OnActiveSec" | "OnBootSec" | "OnStartupSec" | "OnUnitActiveSec"
+            | "OnUnitInactiveSec" | "OnCalendar"
+                if value.is_empty() =>
+            {
+                every.clear();
+                other = false;
+            }
+            "OnUnitActiveSec" => every.push(time_span(value)),
+            "OnCalendar" | "OnUnitInactiveSec" => other = true,
+            _ => {}
+        }
+    }
+    if other {
+        return None;
+    }
+    every
+        .into_iter()
+        .collect::<Option<Vec<_>>>()?
+        .into_iter()
+        .min()
+}
+
+/// A systemd time span (`30s`, `1min 30s`, `2h30min`, `500ms`, a bare
+/// number of seconds).
+fn time_span(text: &str) -> Option<Duration> {
+    let mut total = 0.0;
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let n: f64 = rest[..digits].parse().ok()?;
+        rest = rest[digits..].trim_start();
+        let unit_len = rest
+            .find(|c: char| !c.is_alphabetic())
+            .unwrap_or(rest.len());
+        let unit = &rest[..unit_len];
+        rest = rest[unit_len..].trim_start();
+        let scale = match unit {
+            "" | "s" | "sec" | "second" | "seconds" => 1.0,
+            "us" | "usec" | "\u{b5}s" | "\u{3bc}s" => 1e-6,
+            "ms" | "msec" => 1e-3,
+            "m" | "min" | "minute" | "minutes" => 60.0,
+            "h" | "hr" | "hour" | "hours" => 3600.0,
+            "d" | "day" | "days" => 86_400.0,
+            "w" | "week" | "weeks" => 604_800.0,
+            _ => return None,
+        };
+        total += n * scale;
+    }
+    (total.is_finite() && total > 0.0 && total < 1e12).then(|| Duration::from_secs_f64(total))
 }
 
 /// How often a crontab line runs what it runs, in seconds: from its minute
@@ -179,7 +296,7 @@ pub(super) fn refresher(registry: &Registry, census: &Census) -> Option<Check> {
     }
     let found = refreshers(&registry.local().home);
     let p = registry.profile();
-    let slow_cron = found.as_ref().and_then(|f| f.slow_cron(p.refresh_interval));
+    let too_slow = found.as_ref().and_then(|f| f.too_slow(p.refresh_interval));
     if mine.is_empty() {
         // Off Linux nothing can be told.
         let found = found?;
@@ -194,8 +311,8 @@ pub(super) fn refresher(registry: &Registry, census: &Census) -> Option<Check> {
                 ),
                 Some(fix(Some(&found))),
             )
-        } else if let Some(every) = slow_cron {
-            slow(every, p)
+        } else if let Some(slower) = too_slow {
+            slow(slower, p)
         } else {
             check(
                 "refresher",
@@ -319,9 +436,9 @@ pub(super) fn refresher(registry: &Registry, census: &Census) -> Option<Check> {
             unkept_pick,
         ),
         _ if !unkept.is_empty()
-            && let Some(every) = slow_cron =>
+            && let Some(slower) = too_slow =>
         {
-            naming(slow(every, p), unkept_pick)
+            naming(slow(slower, p), unkept_pick)
         }
         found => naming(
             check(
@@ -356,9 +473,13 @@ fn refreshers(home: &Path) -> Option<Found> {
     if cfg!(not(target_os = "linux")) {
         return None;
     }
+    let names = processes(home);
     let mut found = Found {
-        names: processes(home),
+        processes: names.len(),
+        names,
         cron_every: None,
+        timer_every: None,
+        timer_active: false,
         user_manager: false,
         crontab: false,
     };
@@ -372,7 +493,16 @@ fn refreshers(home: &Path) -> Option<Found> {
         for (unit, state) in UNITS.iter().zip(out.lines()) {
             if state.trim() == "active" {
                 found.names.push((*unit).to_string());
+                found.timer_active |= *unit == UNITS[0];
             }
+        }
+        if found.timer_active {
+            found.timer_every = output_within(
+                Command::new("systemctl")
+                    .args(["--user", "cat", "--no-pager"])
+                    .arg(UNITS[0]),
+            )
+            .and_then(|unit| timer_every(&unit));
         }
     }
     if let Some(out) = output_within(Command::new("crontab").arg("-l")) {
@@ -492,7 +622,54 @@ fn output_within(cmd: &mut Command) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::cron_every;
+    use super::*;
+
+    #[test]
+    fn how_often_a_timer_starts_its_service() {
+        let unit = |timer: &str| {
+            format!(
+                "# /home/u/.config/systemd/user/presence-refresh.timer\n[Unit]\n\
+                 Description=x\n\n[Timer]\nOnActiveSec=0\n{timer}\nAccuracySec=1s\n\
+                 [Install]\nWantedBy=timers.target\n"
+            )
+        };
+        let secs = |s: f64| Some(Duration::from_secs_f64(s));
+        assert_eq!(timer_every(&unit("OnUnitActiveSec=30s")), secs(30.0));
+        assert_eq!(timer_every(&unit("OnUnitActiveSec = 1min 30s")), secs(90.0));
+        assert_eq!(timer_every(&unit("OnUnitActiveSec=2m30s")), secs(150.0));
+        assert_eq!(timer_every(&unit("OnUnitActiveSec=250ms")), secs(0.25));
+        assert_eq!(timer_every(&unit("OnUnitActiveSec=45")), secs(45.0));
+        assert_eq!(
+            timer_every(&unit("OnUnitActiveSec=1h\nOnUnitActiveSec=20s")),
+            secs(20.0)
+        );
+        // A drop-in that resets the list and sets its own.
+        let dropped = unit("OnUnitActiveSec=30s")
+            + "\n# /home/u/.config/systemd/user/presence-refresh.timer.d/o.conf\n\
+               [Timer]\nOnUnitActiveSec=\nOnUnitActiveSec=2min\n";
+        assert_eq!(timer_every(&dropped), secs(120.0));
+        // An empty assignment to any timer setting resets them all.
+        assert_eq!(
+            timer_every(&unit(
+                "OnUnitActiveSec=30s\nOnCalendar=daily\nOnBootSec=\nOnUnitActiveSec=1m"
+            )),
+            secs(60.0)
+        );
+        for unread in [
+            "",
+            "# OnUnitActiveSec=10s",
+            "OnUnitActiveSec=soon",
+            "OnUnitActiveSec=30s\nOnCalendar=*:*:0/30",
+            "OnUnitActiveSec=-5s",
+        ] {
+            assert_eq!(timer_every(&unit(unread)), None, "{unread}");
+        }
+        // Outside [Timer] it is not the timer's.
+        assert_eq!(
+            timer_every("[Unit]\nOnUnitActiveSec=5s\n[Timer]\nOnBootSec=1\n"),
+            None
+        );
+    }
 
     #[test]
     fn how_often_a_crontab_line_runs() {

@@ -639,6 +639,71 @@ fn doctor_judges_a_crontab_line_by_how_often_it_refreshes() {
     );
 }
 
+/// The refresh timer is judged by the schedule systemd runs: its unit and
+/// drop-ins as `systemctl --user cat` prints them.
+#[test]
+fn doctor_judges_the_refresh_timer_by_how_often_it_starts() {
+    let w = World::new();
+    let a = w.device("a");
+    a.publish("s1", &[]);
+    let unit = w.tmp.path().join("timer-as-systemd-has-it");
+    fake_program(
+        &w,
+        "systemctl",
+        &format!(
+            "#!/bin/sh
+case \"$*\" in
+             *is-active*) echo active; echo inactive; exit 0;;
+             *' cat '*) while IFS= read -r l; do printf '%s\\n' \"$l\"; done < '{}';;
+             *) exit 1;;
+esac
+",
+            unit.display()
+        ),
+    );
+    let verdict = |timer: &str| {
+        std::fs::write(
+            &unit,
+            format!(
+                "# /home/u/.config/systemd/user/presence-refresh.timer\n[Unit]\n\
+                 Description=Refresh presence records\n\n[Timer]\nOnActiveSec=0\n{timer}\n\
+                 AccuracySec=1s\n\n[Install]\nWantedBy=timers.target\n"
+            ),
+        )
+        .unwrap();
+        refresher(&doctor_json_here(&w, &a, 0)).clone()
+    };
+    // The shipped 30 s for the default 30 s refresh_interval.
+    let c = verdict("OnUnitActiveSec=30s");
+    assert_eq!(c.status, "ok", "{c:#?}");
+    assert!(c.message.contains("presence-refresh.timer"), "{c:#?}");
+    let c = verdict("OnUnitActiveSec=1min");
+    assert_eq!(c.status, "warn", "{c:#?}");
+    assert!(
+        c.message.contains(
+            "presence-refresh.timer refreshes every 1m, less often than refresh_interval (30s)"
+        ),
+        "{c:#?}"
+    );
+    let fix = c.fix.as_deref().unwrap_or_default();
+    assert!(
+        fix.contains("`presence setup` again") && fix.contains("OnUnitActiveSec="),
+        "{fix}"
+    );
+    let c = verdict("OnUnitActiveSec=2min");
+    assert_eq!(c.status, "warn", "{c:#?}");
+    assert!(c.message.contains("not even once a ttl"), "{c:#?}");
+    // A drop-in that resets the schedule to one that keeps up.
+    let c = verdict(
+        "OnUnitActiveSec=2min\n\n# /home/u/.config/systemd/user/presence-refresh.timer.d/\
+         override.conf\n[Timer]\nOnUnitActiveSec=\nOnUnitActiveSec=20s",
+    );
+    assert_eq!(c.status, "ok", "{c:#?}");
+    // A schedule doctor does not read is not judged.
+    let c = verdict("OnCalendar=*:*:0/30");
+    assert_eq!(c.status, "ok", "{c:#?}");
+}
+
 #[test]
 fn a_session_under_presence_run_needs_no_refresher() {
     let w = World::new();

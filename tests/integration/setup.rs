@@ -60,6 +60,7 @@ impl Systemctl {
                 !l.contains("show-environment")
                     && !l.contains("is-enabled")
                     && !l.contains("is-active")
+                    && !l.starts_with("--user cat ")
             })
             .map(str::to_string)
             .collect()
@@ -949,6 +950,83 @@ fn setup_edits_a_symlinked_config_where_it_leads() {
 
 const LEGACY_UNIT_MARK: &str =
     "# Installed by `presence setup`; `presence setup --uninstall` removes it.";
+
+/// `refresh --all-profiles` must keep up with the shortest
+/// refresh_interval of the profiles: setup writes the refresh timer at
+/// it (systemd verifies the unit), and at the shipped 30 s again when the
+/// profiles no longer ask for less.
+#[test]
+fn setup_writes_the_refresh_timer_at_the_shortest_refresh_interval() {
+    let systemd_analyze = require_tool("systemd-analyze");
+    let w = World::new();
+    let (d, sync) = syncthing_home(&w);
+    let sc = Systemctl::new(&w, false);
+    let dir = sync.join("presence").display().to_string();
+    let args = ["--yes", "--timer", "systemd", "--dir", &dir];
+    let timer = d.root.join("config/systemd/user/presence-refresh.timer");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let shipped =
+        std::fs::read_to_string(root.join("docs/systemd/presence-refresh.timer")).unwrap();
+    let body = |text: &str| text.split_once('\n').unwrap().1.to_string();
+
+    let fast = CONFIG.replace(
+        "label = \"team\"\n",
+        "label = \"team\"\nttl = \"30s\"\nrefresh_interval = \"10s\"\n",
+    );
+    d.write_config(&fast);
+    setup(&d, &sc, &args).success();
+    let text = std::fs::read_to_string(&timer).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.contains(&"OnUnitActiveSec=10s"), "{text}");
+    assert!(lines.contains(&"AccuracySec=1s"), "{text}");
+    assert!(
+        lines.contains(&"Description=Refresh presence records every 10s"),
+        "{text}"
+    );
+    assert!(!body(&text).contains("30"), "{text}");
+    let verify = |path: &Path| {
+        let out = std::process::Command::new(&systemd_analyze)
+            .arg("verify")
+            .arg(path)
+            .arg(path.with_file_name("presence-refresh.service"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            out.status.success() && !stderr.contains("presence-"),
+            "{stderr}"
+        );
+    };
+    verify(&timer);
+    // Doctor, run by setup, reads the schedule from systemd, which does not
+    // run here: nothing to judge, no failure.
+
+    // Under a second: milliseconds, and a finer accuracy.
+    d.write_config(&CONFIG.replace(
+        "label = \"team\"\n",
+        "label = \"team\"\nttl = \"2s\"\nrefresh_interval = \"500ms\"\n",
+    ));
+    let r = setup(&d, &sc, &args).success();
+    assert!(
+        r.stdout.contains(&format!("update {}", timer.display())),
+        "{}",
+        r.stdout
+    );
+    let text = std::fs::read_to_string(&timer).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines.contains(&"OnUnitActiveSec=500ms") && lines.contains(&"AccuracySec=50ms"),
+        "{text}"
+    );
+    verify(&timer);
+
+    // Back to the default: the shipped timer, its path put in nowhere
+    // (a timer names no program).
+    d.write_config(CONFIG);
+    setup(&d, &sc, &args).success();
+    let text = std::fs::read_to_string(&timer).unwrap();
+    assert_eq!(body(&text), shipped);
+}
 
 /// Units setup wrote are updated and removed; a unit the user edited, or one
 /// setup did not write, is left alone (and said) unless `--force`, and

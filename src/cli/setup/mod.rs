@@ -241,7 +241,8 @@ pub fn run(ctx: &Ctx, args: SetupArgs) -> anyhow::Result<Exit> {
             };
             cron::cron_plan(&want, &mut plan, &mut notes)?
         } else {
-            let (timers, why) = timers::timer_plan(&platform, timer, args.force, &mut notes)?;
+            let (timers, why) =
+                timers::timer_plan(&platform, timer, interval, args.force, &mut notes)?;
             plan.extend(timers);
             why
         };

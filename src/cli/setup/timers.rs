@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use anyhow::bail;
 use sha2::{Digest, Sha256};
@@ -230,6 +231,49 @@ pub(super) fn unit_body(shipped: &str, binary: &Path) -> anyhow::Result<String> 
     Ok(text)
 }
 
+/// How often the shipped refresh timer starts the refresh.
+pub(super) const SHIPPED_INTERVAL: Duration = Duration::from_secs(30);
+
+/// The refresh timer's text for `interval` (the shortest refresh_interval
+/// of the profiles, which `refresh --all-profiles` must keep up with): the
+/// shipped one at the shipped interval, else its `OnUnitActiveSec=`, its
+/// description and its comment say `interval`, with an `AccuracySec=` a
+/// tenth of it when that is below the shipped second.
+pub(super) fn timer_at(body: &str, interval: Duration) -> String {
+    if interval == SHIPPED_INTERVAL {
+        return body.to_string();
+    }
+    // Whole seconds where it is, else milliseconds (at least one).
+    let span = |d: Duration| {
+        if d.subsec_nanos() == 0 {
+            format!("{}s", d.as_secs())
+        } else {
+            format!("{}ms", d.as_millis().max(1))
+        }
+    };
+    let every = span(interval);
+    let mut text = String::new();
+    for line in body.lines() {
+        let line = if line.starts_with("# Runs presence-refresh.service every ") {
+            format!("# Runs presence-refresh.service every {every}: the shortest refresh_interval")
+        } else if line.starts_with("# a third of the default ") {
+            "# of the profiles when `presence setup` wrote it (run setup again after a change)."
+                .to_string()
+        } else if line.starts_with("Description=") {
+            format!("Description=Refresh presence records every {every}")
+        } else if line.starts_with("OnUnitActiveSec=") {
+            format!("OnUnitActiveSec={every}")
+        } else if line.starts_with("AccuracySec=") && interval < Duration::from_secs(10) {
+            format!("AccuracySec={}", span(interval / 10))
+        } else {
+            line.to_string()
+        };
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text
+}
+
 /// How many of the timers the user manager has enabled.
 pub(super) fn timers_enabled() -> usize {
     // One line per unit; the exit status is 0 if any one is enabled.
@@ -375,6 +419,7 @@ fn install(
 pub(super) fn timer_plan(
     platform: &Platform,
     timer: Timer,
+    interval: Duration,
     force: bool,
     notes: &mut Vec<Note>,
 ) -> anyhow::Result<(Vec<Change>, Option<String>)> {
@@ -390,12 +435,25 @@ pub(super) fn timer_plan(
             );
         }
         Timer::Systemd => {
-            // The Debian package's units already start this binary: enabling
-            // them is enough, and a copy in ~/.config would only shadow them.
-            if !packaged_units_start(&platform.binary) {
+            // The Debian package's units already start this binary at the
+            // shipped interval: enabling them is enough, and a copy in
+            // ~/.config would only shadow them. Another interval, or copies
+            // setup wrote before (which shadow them), and setup's copies are
+            // what runs: written, or brought up to date.
+            let own_copies = UNITS.iter().any(|(name, _)| {
+                matches!(
+                    UNIT_MARK.owner_of(&platform.unit_dir().join(name), None),
+                    Owner::Setup(_)
+                )
+            });
+            if own_copies || interval != SHIPPED_INTERVAL || !packaged_units_start(&platform.binary)
+            {
                 for (name, shipped) in UNITS {
                     let path = platform.unit_dir().join(name);
-                    let body = unit_body(shipped, &platform.binary)?;
+                    let mut body = unit_body(shipped, &platform.binary)?;
+                    if name == TIMERS[0] {
+                        body = timer_at(&body, interval);
+                    }
                     install(&mut plan, notes, force, path, &body, &UNIT_MARK);
                 }
             }
