@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::paths::resolve_existing;
+use super::paths::same_dir;
 
 /// The profile that exists without being defined: it reads Hermes Agent's
 /// presence directory in place ([`hermes_dir`]), showing every label.
@@ -32,7 +32,7 @@ pub(crate) fn expires_others_in(dir: &Path, home: &Path) -> bool {
 
 /// Whether `dir` is Hermes Agent's local presence directory.
 pub(super) fn is_hermes_dir(dir: &Path, home: &Path) -> bool {
-    resolve_existing(dir) == resolve_existing(&hermes_dir(home))
+    same_dir(dir, &hermes_dir(home))
 }
 
 /// [`hermes_dir`] from the two variables, the home and the current directory.

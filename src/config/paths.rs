@@ -103,14 +103,30 @@ pub(super) fn resolve_existing(path: &Path) -> PathBuf {
         return p;
     }
     let lexical = normalize(path);
+    // The deepest ancestor that is there, found with a `stat` each and
+    // resolved once (a failed resolution costs a `readlink` per component).
     for ancestor in lexical.ancestors().skip(1) {
-        if let Ok(p) = std::fs::canonicalize(ancestor)
+        if std::fs::metadata(ancestor).is_ok()
+            && let Ok(p) = std::fs::canonicalize(ancestor)
             && let Ok(rest) = lexical.strip_prefix(ancestor)
         {
             return p.join(rest);
         }
     }
     lexical
+}
+
+/// Whether `a` and `b` are the same directory: the same file on disk when
+/// both exist (a `stat` each: the common case, where one is missing, costs
+/// no walk up its ancestors), else the same path once resolved as far as
+/// it exists.
+pub(super) fn same_dir(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => (x.dev(), x.ino()) == (y.dev(), y.ino()),
+        (Ok(_), Err(_)) | (Err(_), Ok(_)) => false,
+        (Err(_), Err(_)) => resolve_existing(a) == resolve_existing(b),
+    }
 }
 
 /// Whether `dir` must not be a records directory, and why: it is `/`, the

@@ -1,6 +1,6 @@
 use super::file::{Config, ProfileSettings};
 use super::hermes::hermes_dir_from;
-use super::paths::{MAX_CONFIG_BYTES, expand_path};
+use super::paths::{MAX_CONFIG_BYTES, expand_path, same_dir};
 use super::*;
 
 fn local() -> LocalDirs {
@@ -88,6 +88,28 @@ fn hermes_dir_is_found_the_way_hermes_finds_it() {
             "{what}"
         );
     }
+}
+
+#[test]
+fn the_same_directory_by_any_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    std::fs::create_dir_all(t.join("h/session-presence/active")).unwrap();
+    std::fs::create_dir(t.join("other")).unwrap();
+    std::os::unix::fs::symlink(t.join("h"), t.join("link")).unwrap();
+    let active = t.join("h/session-presence/active");
+    assert!(same_dir(&active, &t.join("link/session-presence/active")));
+    assert!(same_dir(
+        &active,
+        &t.join("other/../h/session-presence/active/")
+    ));
+    assert!(!same_dir(&active, &t.join("other")));
+    // One there, one not.
+    assert!(!same_dir(&active, &t.join("missing")));
+    assert!(!same_dir(&t.join("missing"), &active));
+    // Neither there: the same path as far as it resolves.
+    assert!(same_dir(&t.join("link/nope/x"), &t.join("h/nope/x")));
+    assert!(!same_dir(&t.join("link/nope/x"), &t.join("h/nope/y")));
 }
 
 #[test]
