@@ -6,9 +6,18 @@
 //! `~/.hermes/state.db`), the SQLite database that the released package's
 //! `hermes_state` module (`SessionDB`, schema version 22 in hermes-agent
 //! 0.19.0) keeps, through [`super::sqlite`]: read-only, bounded, never
-//! blocking. Named profiles (`~/.hermes/profiles/NAME/state.db`, used when
-//! Hermes runs with `-p NAME`) are not read. Nothing is opened unless a
-//! Hermes process is running.
+//! blocking. Nothing is opened unless a Hermes process is running.
+//!
+//! Each Hermes process is read from its own profile's `state.db`, found as
+//! Hermes finds it: the `state.db` the process holds open, when it does;
+//! else its `HERMES_HOME` (its own environment's, else this one's) when
+//! that is a profile's directory (`…/profiles/NAME`); else the profile its
+//! command line names (`-p NAME`, `--profile NAME`, `--profile=NAME`), else
+//! the sticky one (`active_profile` in the Hermes root), as
+//! `<root>/profiles/NAME/state.db`, where the root is `~/.hermes`, or a
+//! `HERMES_HOME` outside it; else `HERMES_HOME` itself. A name Hermes would
+//! refuse (not `[a-z0-9][a-z0-9_-]{0,63}`) names no profile. At most
+//! [`MAX_DBS`] databases are read in one pass.
 //!
 //! Columns used, from table `sessions`: `id`, `source`, `cwd` (set only for
 //! local CLI sessions, to the process's working directory when the session
@@ -83,6 +92,12 @@ const PROGRAMS: [&str; 2] = ["hermes", "hermes-agent"];
 /// The most live sessions considered, newest first.
 const MAX_SESSIONS: usize = 200;
 
+/// The most Hermes databases (profiles) read in one pass.
+const MAX_DBS: usize = 16;
+
+/// The largest `active_profile` file read (a profile name and a newline).
+const MAX_PROFILE_FILE: usize = 256;
+
 /// How far up `parent_session_id` a directory is looked for.
 const MAX_HOPS: usize = 8;
 
@@ -101,19 +116,114 @@ pub(super) fn sessions(cx: &Context) -> Vec<Found> {
     if procs.is_empty() {
         return Vec::new();
     }
-    let Some(db) = db_path(cx) else {
-        return Vec::new();
-    };
-    read(&db, &procs, procs::boot_time()).unwrap_or_default()
+    // Each database with the processes that keep it, in the order met.
+    let mut dbs: Vec<(PathBuf, Vec<&Proc>)> = Vec::new();
+    for p in procs {
+        let Some(db) = db_of(cx, p) else {
+            continue;
+        };
+        match dbs.iter().position(|(d, _)| *d == db) {
+            Some(i) => dbs[i].1.push(p),
+            None if dbs.len() < MAX_DBS => dbs.push((db, vec![p])),
+            None => {}
+        }
+    }
+    let boot = procs::boot_time();
+    let mut out: Vec<Found> = Vec::new();
+    for (db, of) in dbs {
+        out.extend(read(&db, &of, boot).unwrap_or_default());
+    }
+    out.sort_by_key(|f| f.pid);
+    out
 }
 
-/// Where `state.db` is: `$HERMES_HOME` when absolute, else `~/.hermes`.
-fn db_path(cx: &Context) -> Option<PathBuf> {
-    let home = match cx.var("HERMES_HOME") {
+/// The `state.db` of the Hermes process `p` (see the module docs).
+fn db_of(cx: &Context, p: &Proc) -> Option<PathBuf> {
+    if let Some(open) = p
+        .open_files
+        .iter()
+        .find(|f| f.file_name().is_some_and(|n| n == "state.db"))
+    {
+        return Some(open.clone());
+    }
+    let native = cx.home.join(".hermes");
+    let home = match p.var("HERMES_HOME").or_else(|| cx.var("HERMES_HOME")) {
         Some(h) => PathBuf::from(h),
-        None => cx.home.join(".hermes"),
+        None => native.clone(),
     };
-    home.is_absolute().then(|| home.join("state.db"))
+    if !home.is_absolute() {
+        return None;
+    }
+    let is_profile = home.parent().and_then(Path::file_name) == Some("profiles".as_ref());
+    // The root profiles live under: ~/.hermes for a home inside it, else
+    // the home itself, or its grandparent when it is a profile.
+    let root = if home.starts_with(&native) {
+        native
+    } else if is_profile {
+        home.parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)?
+    } else {
+        home.clone()
+    };
+    let name = match profile_flag(&p.argv) {
+        // Named on the command line: `default` is the root's own.
+        Some(name) => name,
+        // A profile's HERMES_HOME is taken as it is.
+        None if is_profile => return Some(home.join("state.db")),
+        None => match active_profile(&root).filter(|n| n != "default") {
+            Some(name) => name,
+            None => return Some(home.join("state.db")),
+        },
+    };
+    Some(if name == "default" {
+        root.join("state.db")
+    } else {
+        root.join("profiles").join(name).join("state.db")
+    })
+}
+
+/// The profile a Hermes command line names: the first `-p NAME`,
+/// `--profile NAME` or `--profile=NAME` after the program and before a
+/// `--`, when NAME is one Hermes takes.
+fn profile_flag(argv: &[String]) -> Option<String> {
+    let start = argv.iter().position(|a| is_program(a)).unwrap_or(0) + 1;
+    let mut args = argv.iter().skip(start).take_while(|a| *a != "--");
+    while let Some(a) = args.next() {
+        let name = if a == "-p" || a == "--profile" {
+            args.next().cloned()
+        } else {
+            a.strip_prefix("--profile=").map(str::to_owned)
+        };
+        if let Some(name) = name {
+            return profile_name(&name);
+        }
+    }
+    None
+}
+
+/// Whether `arg` is the Hermes program itself (its path or name).
+fn is_program(arg: &str) -> bool {
+    PROGRAMS.contains(&sqlite::base(arg))
+}
+
+/// `name` as Hermes takes a profile name: lowercase letters, digits, `_`
+/// and `-`, starting with a letter or digit, at most 64 characters.
+fn profile_name(name: &str) -> Option<String> {
+    let name = name.trim().to_lowercase();
+    let ok = name.len() <= 64
+        && name.bytes().enumerate().all(|(i, b)| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || (i > 0 && (b == b'_' || b == b'-'))
+        })
+        && !name.is_empty();
+    ok.then_some(name)
+}
+
+/// The sticky profile named in `<root>/active_profile`, read bounded.
+fn active_profile(root: &Path) -> Option<String> {
+    let bytes =
+        crate::store::bounded::read_path(&root.join("active_profile"), MAX_PROFILE_FILE).ok()??;
+    profile_name(std::str::from_utf8(&bytes).ok()?)
 }
 
 /// Whether `p` is a Hermes CLI process (see the module docs).
@@ -449,13 +559,17 @@ db.close()
             self.hermes().join("state.db")
         }
         fn driver(&self, ops: &Value) -> Command {
+            self.driver_at(&self.db(), ops)
+        }
+        /// The driver, on the database at `db`.
+        fn driver_at(&self, db: &Path, ops: &Value) -> Command {
             let file = tempfile::NamedTempFile::new_in(self.tmp.path()).unwrap();
             std::fs::write(file.path(), ops.to_string()).unwrap();
             let (_, ops) = file.keep().unwrap();
             let mut c = Command::new(python());
             c.arg("-c")
                 .arg(DRIVER)
-                .arg(self.db())
+                .arg(db)
                 .arg(ops)
                 .env_clear()
                 .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -467,7 +581,12 @@ db.close()
         }
         /// Runs the operations to the end (the database closed after).
         fn run(&self, ops: Value) {
-            let out = self.driver(&ops).output().unwrap();
+            self.run_at(&self.db(), ops);
+        }
+        /// The same, on the database at `db` (its directory made).
+        fn run_at(&self, db: &Path, ops: Value) {
+            std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+            let out = self.driver_at(db, &ops).output().unwrap();
             assert!(
                 out.status.success(),
                 "hermes_state failed: {}",
@@ -736,18 +855,104 @@ db.close()
     #[test]
     fn the_database_is_in_hermes_home_or_under_home() {
         let w = World::new();
+        let proj = w.dir("proj");
+        let plain = hermes_in(41, &proj);
         let mut cx = w.cx(vec![]);
-        assert_eq!(db_path(&cx), Some(w.db()));
+        assert_eq!(db_of(&cx, &plain), Some(w.db()));
         cx.env.clear();
-        assert_eq!(db_path(&cx), Some(w.home().join(".hermes/state.db")));
+        assert_eq!(db_of(&cx, &plain), Some(w.home().join(".hermes/state.db")));
         cx.env.insert("HERMES_HOME".into(), "relative/home".into());
         assert_eq!(
-            db_path(&cx),
+            db_of(&cx, &plain),
             None,
             "a relative HERMES_HOME names no known place"
         );
         cx.env.insert("HERMES_HOME".into(), "".into());
-        assert_eq!(db_path(&cx), Some(w.home().join(".hermes/state.db")));
+        assert_eq!(db_of(&cx, &plain), Some(w.home().join(".hermes/state.db")));
+        // The process's own HERMES_HOME wins over this environment's.
+        let mut own = hermes_in(42, &proj);
+        own.env
+            .insert("HERMES_HOME".into(), w.dir("elsewhere").into_os_string());
+        assert_eq!(db_of(&cx, &own), Some(w.dir("elsewhere/state.db")));
+    }
+
+    /// A Hermes command line with `args` after the program.
+    fn hermes_with(pid: u32, cwd: &Path, args: &[&str]) -> Proc {
+        let mut p = hermes_in(pid, cwd);
+        p.argv.extend(args.iter().map(|a| a.to_string()));
+        p
+    }
+
+    #[test]
+    fn each_process_is_read_from_its_own_profile() {
+        let w = World::new();
+        let proj = w.dir("proj");
+        let root = w.hermes();
+        let coder = root.join("profiles/coder/state.db");
+        w.run(json!([create("in-default", Some(&proj))]));
+        w.run_at(&coder, json!([create("in-coder", Some(&proj))]));
+        let found = |procs: Vec<Proc>| {
+            let mut f: Vec<(String, u32)> = sessions(&w.cx(procs))
+                .into_iter()
+                .map(|f| (f.session_id, f.pid))
+                .collect();
+            f.sort();
+            f
+        };
+        let s = |id: &str, pid: u32| (id.to_string(), pid);
+        // One process of each profile, in one directory: each its own.
+        assert_eq!(
+            found(vec![
+                hermes_in(41, &proj),
+                hermes_with(42, &proj, &["-p", "coder"]),
+            ]),
+            [s("in-coder", 42), s("in-default", 41)]
+        );
+        for args in [
+            &["--profile", "coder"][..],
+            &["--profile=Coder"],
+            &["chat", "-p", "coder"],
+        ] {
+            assert_eq!(
+                found(vec![hermes_with(42, &proj, args)]),
+                [s("in-coder", 42)],
+                "{args:?}"
+            );
+        }
+        // A name Hermes refuses, or one after `--`, names no profile.
+        for args in [
+            &["-p", "../coder"][..],
+            &["-p", "-x"],
+            &["--", "-p", "coder"],
+        ] {
+            assert_eq!(
+                found(vec![hermes_with(42, &proj, args)]),
+                [s("in-default", 42)],
+                "{args:?}"
+            );
+        }
+        // The sticky profile; `-p default` still means the root's own.
+        std::fs::write(root.join("active_profile"), "coder\n").unwrap();
+        assert_eq!(found(vec![hermes_in(41, &proj)]), [s("in-coder", 41)]);
+        assert_eq!(
+            found(vec![hermes_with(41, &proj, &["-p", "default"])]),
+            [s("in-default", 41)]
+        );
+        std::fs::write(root.join("active_profile"), "default\n").unwrap();
+        assert_eq!(found(vec![hermes_in(41, &proj)]), [s("in-default", 41)]);
+        // A HERMES_HOME that is a profile's directory is taken as it is,
+        // whatever the sticky one says.
+        std::fs::write(root.join("active_profile"), "nobody\n").unwrap();
+        let mut own = hermes_in(43, &proj);
+        own.env.insert(
+            "HERMES_HOME".into(),
+            root.join("profiles/coder").into_os_string(),
+        );
+        assert_eq!(found(vec![own]), [s("in-coder", 43)]);
+        // The database a process holds open is the best evidence of all.
+        let mut open = hermes_in(44, &proj);
+        open.open_files = vec![coder.clone()];
+        assert_eq!(found(vec![open]), [s("in-coder", 44)]);
     }
 
     #[test]

@@ -551,11 +551,15 @@ db.close()
 "#;
 
 fn hermes_state(dev: &Device, step: &str, cwd: &Path) {
-    let db = dev.root.join("home/.hermes/state.db");
+    hermes_state_at(dev, &dev.root.join("home/.hermes/state.db"), step, cwd);
+}
+
+/// [`hermes_state`] on the database at `db` (a profile's).
+fn hermes_state_at(dev: &Device, db: &Path, step: &str, cwd: &Path) {
     std::fs::create_dir_all(db.parent().unwrap()).unwrap();
     let out = std::process::Command::new(crate::hermes::venv().join("bin/python"))
         .args(["-c", HERMES_STATE])
-        .arg(&db)
+        .arg(db)
         .arg(step)
         .arg(cwd)
         .env("HOME", dev.root.join("home"))
@@ -621,6 +625,39 @@ fn a_hermes_session_from_its_state_db_is_published_and_cleared_when_it_exits() {
     let out = refresh(&dev);
     assert_eq!(out.cleared_files, std::slice::from_ref(&r.file));
     assert!(row(&dev, "h-1").is_none());
+}
+
+/// A Hermes started with a named profile (`hermes -p coder`, as a real
+/// process's command line shows it) is read from that profile's database,
+/// which the released package's code writes; the default profile's is left
+/// alone.
+#[test]
+fn a_hermes_session_of_a_named_profile_is_read_from_its_database() {
+    let w = World::new();
+    let dev = device(&w, "a", &["hermes"]);
+    let cwd = workdir(&w, "notes");
+    // `sh` by the name `hermes`, its command line holding `-p coder`.
+    let hermes = stand_in(&w, "sh", "hermes");
+    let before = std::time::Instant::now();
+    let _agent = start(
+        dev.program(&hermes)
+            .args(["-c", "while :; do sleep 1; done", "-p", "coder"])
+            .current_dir(&cwd),
+    );
+    wait_until("a second past the stand-in's start", PATIENCE, || {
+        before.elapsed() > std::time::Duration::from_millis(1100)
+    });
+    let coder = dev.root.join("home/.hermes/profiles/coder/state.db");
+    hermes_state_at(&dev, &coder, "start", &cwd);
+    let out = refresh(&dev);
+    let d = out.discover.expect("discovery ran");
+    assert_eq!((d.found, d.published), (1, 1), "{d:?}");
+    let r = row(&dev, "h-1").expect("published from the profile's database");
+    assert_eq!(
+        (r.client.as_str(), r.status.as_str()),
+        ("hermes", "working")
+    );
+    assert!(!dev.root.join("home/.hermes/state.db").exists());
 }
 
 /// OpenCode's tables as its first migration creates them (the columns the
