@@ -175,6 +175,8 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
             [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour the output (list''s table, doctor''s and setup''s marks)')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Clear every live record of this device in the profile (at logout or shutdown: `ExecStop=`, a logout hook)')
+            [CompletionResult]::new('--all-profiles', '--all-profiles', [CompletionResultType]::ParameterName, 'With --all: in every profile of the configuration, each directory once, records of any label')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same')

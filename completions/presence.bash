@@ -226,7 +226,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__clear)
-            opts="-v -q -h --instance --session --profile --config --dir --verbose --quiet --color --help"
+            opts="-v -q -h --instance --all --all-profiles --session --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

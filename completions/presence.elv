@@ -166,6 +166,8 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
             cand --dir 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]'
             cand --color 'When to colour the output (list''s table, doctor''s and setup''s marks)'
+            cand --all 'Clear every live record of this device in the profile (at logout or shutdown: `ExecStop=`, a logout hook)'
+            cand --all-profiles 'With --all: in every profile of the configuration, each directory once, records of any label'
             cand -v 'Report skipped files and other details on stderr'
             cand --verbose 'Report skipped files and other details on stderr'
             cand -q 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'

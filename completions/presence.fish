@@ -179,6 +179,8 @@ complete -c presence -n "__fish_presence_using_subcommand clear" -l dir -d 'Use 
 complete -c presence -n "__fish_presence_using_subcommand clear" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
 always\t'Always, also into a pipe (for a pager: less -R)'
 never\t'Never'"
+complete -c presence -n "__fish_presence_using_subcommand clear" -l all -d 'Clear every live record of this device in the profile (at logout or shutdown: `ExecStop=`, a logout hook)'
+complete -c presence -n "__fish_presence_using_subcommand clear" -l all-profiles -d 'With --all: in every profile of the configuration, each directory once, records of any label'
 complete -c presence -n "__fish_presence_using_subcommand clear" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand clear" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
 complete -c presence -n "__fish_presence_using_subcommand clear" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -16,9 +16,20 @@ pub struct ClearArgs {
     /// Clear the records of this writer instance
     #[arg(long, value_name = "ID")]
     pub instance: Option<String>,
+    /// Clear every live record of this device in the profile (at logout or shutdown:
+    /// `ExecStop=`, a logout hook)
+    #[arg(long, conflicts_with_all = ["session", "instance"])]
+    pub all: bool,
+    /// With --all: in every profile of the configuration, each directory once, records of any
+    /// label
+    #[arg(long, requires = "all")]
+    pub all_profiles: bool,
 }
 
 pub fn run(ctx: &Ctx, mut args: ClearArgs) -> anyhow::Result<Exit> {
+    if args.all {
+        return all(ctx, args.all_profiles);
+    }
     // A bare clear: inside `presence run`, the end of its session.
     let bare = args.session.is_none() && args.instance.is_none();
     if bare {
@@ -72,6 +83,41 @@ pub fn run(ctx: &Ctx, mut args: ClearArgs) -> anyhow::Result<Exit> {
             registry.profile().name
         );
         output::notice(msg);
+    }
+    Ok(Exit::Ok)
+}
+
+/// `clear --all [--all-profiles]`: every live record of this device, in
+/// the profile's directory or in every profile's.
+fn all(ctx: &Ctx, all_profiles: bool) -> anyhow::Result<Exit> {
+    let registries = super::refresh::registries(ctx, all_profiles)?;
+    let mut out = output::stdout();
+    let (mut cleared, mut changed) = (0, 0);
+    for r in &registries {
+        let outcome = r
+            .clear_all(all_profiles, presence::unix_now())
+            .with_context(|| format!("cannot clear records in {}", r.profile().dir.display()))?;
+        for c in &outcome.cleared {
+            if !ctx.global.quiet {
+                out.say(format!("cleared {} ({})", c.record.session_id, c.file))?;
+            }
+        }
+        cleared += outcome.cleared.len();
+        changed += outcome.changed_meanwhile;
+    }
+    if changed > 0 {
+        ctx.warn(format_args!(
+            "{changed} record(s) changed while clearing and were left as they are; run clear again"
+        ));
+    }
+    if cleared == 0 && !ctx.global.quiet {
+        let where_ = match registries.first() {
+            Some(r) if !all_profiles => format!("in profile '{}'", r.profile().name),
+            _ => "in any profile".to_string(),
+        };
+        output::notice(format!(
+            "nothing to clear: no live record of this device {where_}"
+        ));
     }
     Ok(Exit::Ok)
 }

@@ -39,7 +39,7 @@ fn parse_every(s: &str) -> Result<Duration, String> {
 
 /// The registries a pass covers: one per distinct directory, the selected
 /// profile's first (discovery publishes into it, and only there).
-fn registries(ctx: &Ctx, all_profiles: bool) -> anyhow::Result<Vec<Registry>> {
+pub(super) fn registries(ctx: &Ctx, all_profiles: bool) -> anyhow::Result<Vec<Registry>> {
     let selected = ctx.registry()?;
     if !all_profiles {
         return Ok(vec![selected]);

@@ -67,6 +67,28 @@ impl Registry {
                 message: "name what to clear with --session ID and/or --instance ID".into(),
             });
         }
+        self.clear_matching(session, instance, false, now)
+    }
+
+    /// Turns every record this device published in this profile's
+    /// directory and has not ended into a tombstone at `now` (at logout, or
+    /// when the device leaves the sync group): those of this profile's
+    /// label, or of any label with `any_label` (`clear --all
+    /// --all-profiles`, once per directory). Other devices' records and
+    /// conflict copies are never touched.
+    pub fn clear_all(&self, any_label: bool, now: f64) -> Result<ClearOutcome> {
+        self.clear_matching(None, None, any_label, now)
+    }
+
+    /// [`clear`](Self::clear) and [`clear_all`](Self::clear_all): the
+    /// records matching `session` and `instance` (each, when given).
+    fn clear_matching(
+        &self,
+        session: Option<&str>,
+        instance: Option<&str>,
+        any_label: bool,
+        now: f64,
+    ) -> Result<ClearOutcome> {
         let mut outcome = ClearOutcome::default();
         let dir = self.dir.open()?;
         if !dir.exists() {
@@ -91,7 +113,7 @@ impl Registry {
         // Only what the ledger says this device published: a record another
         // device wrote is never cleared, whatever device_id it claims.
         for planned in planned_entries {
-            if crate::record::label_of(&planned.label) != label
+            if (!any_label && crate::record::label_of(&planned.label) != label)
                 || instance.is_some_and(|i| planned.life.instance_id != i)
             {
                 continue;

@@ -754,6 +754,76 @@ fn refresh_all_profiles_covers_every_directory_and_label() {
     );
 }
 
+/// `clear --all` ends every live record of this device in the profile,
+/// and with `--all-profiles` in every profile's directory, whatever its
+/// label; another device's records, even in the same directory, stay.
+#[test]
+fn clear_all_ends_every_record_of_this_device_and_no_other() {
+    let w = World::new();
+    let (a, b) = (w.bare_device("a"), w.bare_device("b"));
+    let d1 = w.tmp.path().join("d1").display().to_string();
+    let d2 = w.tmp.path().join("d2").display().to_string();
+    let config = format!(
+        "[profiles.default]\ndir = {d1:?}\n[profiles.work]\ndir = {d2:?}\n[profiles.side]\ndir = {d1:?}\n"
+    );
+    a.write_config(&config);
+    b.write_config(&config);
+    a.publish("x1", &[]);
+    a.publish("x2", &["--status", "working"]);
+    a.publish("y", &["--profile", "work"]);
+    a.publish("z", &["--profile", "side"]);
+    b.publish("theirs", &[]);
+    let live = |profile: &str| sessions(&a.list(&["--profile", profile]));
+    let out = a.run(&["clear", "--all"]).success();
+    let mut said: Vec<&str> = out.stdout.lines().collect();
+    said.sort();
+    assert_eq!(said.len(), 2, "{}", out.stdout);
+    assert!(
+        said[0].starts_with("cleared x1 (") && said[1].starts_with("cleared x2 ("),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(live("default"), ["theirs"]);
+    assert_eq!(a.show("x1").state, "ended");
+    assert_eq!(live("work"), ["y"]);
+    assert_eq!(live("side"), ["z"]);
+    // Again: nothing left to clear, and it says so.
+    let again = a.run(&["clear", "--all"]).success();
+    assert_eq!(again.stdout, "");
+    assert!(
+        again
+            .stderr
+            .contains("nothing to clear: no live record of this device in profile 'default'"),
+        "{}",
+        again.stderr
+    );
+    let out = a.run(&["clear", "--all", "--all-profiles"]).success();
+    let mut said: Vec<&str> = out.stdout.lines().collect();
+    said.sort();
+    assert_eq!(said.len(), 2, "{}", out.stdout);
+    assert!(
+        said[0].starts_with("cleared y (") && said[1].starts_with("cleared z ("),
+        "{}",
+        out.stdout
+    );
+    assert!(live("work").is_empty() && live("side").is_empty());
+    assert_eq!(live("default"), ["theirs"]);
+    assert_eq!(sessions(&b.list(&[])), ["theirs"]);
+    // Named records and --all do not mix; --all-profiles needs --all.
+    for args in [
+        &["clear", "--all", "--session", "x1"][..],
+        &["clear", "--all", "--instance", "i"],
+        &["clear", "--all-profiles"],
+    ] {
+        let r = a.run(args).code(2);
+        assert!(
+            r.stderr.contains("cannot be used with") || r.stderr.contains("required"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+}
+
 #[test]
 fn expire_removes_exactly_the_garbage() {
     let w = World::new();
