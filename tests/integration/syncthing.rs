@@ -47,12 +47,23 @@ const FOLDER: &str = "presence-e2e";
 /// last up to [`PATIENCE`].
 const DAEMON_TTL_S: u32 = 900;
 
+/// A port free now, never one handed out before in this process: the
+/// kernel may give a port just released again, and two daemons (or one
+/// daemon's GUI and listener) given the same one would not start.
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 fn report(what: &str, d: Duration) {
