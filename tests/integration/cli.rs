@@ -925,7 +925,8 @@ fn bash_completion_offers_profiles_statuses_commands_after_run_and_no_hidden_com
 
 /// A device whose default profile has two live sessions (one of another
 /// device, on `desktop`, and one whose id a shell would evaluate), and
-/// whose profile `hermes` has one of its own.
+/// whose profile `hermes` has one of its own. Those of `desktop` started
+/// ten minutes before this device's, whatever the machine's speed.
 fn live_world(w: &World) -> Device {
     let a = w.bare_device("a");
     let hermes = w.tmp.path().join("hermes");
@@ -944,7 +945,7 @@ fn live_world(w: &World) -> Device {
     ] {
         let json = serde_json::json!({
             "version": 1, "session_id": session, "client": "gateway", "profile": "default",
-            "host": "desktop", "started_at": t - 10.0, "updated_at": t, "expires_at": t + 600.0,
+            "host": "desktop", "started_at": t - 600.0, "updated_at": t, "expires_at": t + 600.0,
         });
         write_record(&w.shared(), file, &json);
     }
