@@ -9,15 +9,21 @@
 //! blocking. Nothing is opened unless a Hermes process is running.
 //!
 //! Each Hermes process is read from its own profile's `state.db`, found as
-//! Hermes finds it: the `state.db` the process holds open, when it does;
-//! else its `HERMES_HOME` (its own environment's, else this one's) when
-//! that is a profile's directory (`…/profiles/NAME`); else the profile its
-//! command line names (`-p NAME`, `--profile NAME`, `--profile=NAME`), else
-//! the sticky one (`active_profile` in the Hermes root), as
-//! `<root>/profiles/NAME/state.db`, where the root is `~/.hermes`, or a
-//! `HERMES_HOME` outside it; else `HERMES_HOME` itself. A name Hermes would
-//! refuse (not `[a-z0-9][a-z0-9_-]{0,63}`) names no profile. At most
-//! [`MAX_DBS`] databases are read in one pass.
+//! Hermes finds it: the `state.db` the process holds open, when it does
+//! (the best evidence: Hermes with `setproctitle` installed rewrites its
+//! command line); else the profile its command line names (`-p NAME`,
+//! `--profile NAME`, `--profile=NAME`; `default` is the root's own), as
+//! `<root>/profiles/NAME/state.db`; else its `HERMES_HOME` (its own
+//! environment's, else this one's) when that is a profile's directory
+//! (`…/profiles/NAME`); else the sticky profile (`active_profile` in the
+//! root, as it is at the pass, not when Hermes started); else
+//! `HERMES_HOME` itself. The root is `~/.hermes`, or a `HERMES_HOME`
+//! outside it (its grandparent when that is a profile's directory). A name
+//! Hermes would refuse (not `[a-z0-9][a-z0-9_-]{0,63}`) names no profile.
+//! Processes are grouped by the database file they come to (the same file
+//! by any path is read once, and a session is published once); at most
+//! [`MAX_DBS`] databases are read in one pass, and none is opened once the
+//! pass has spent one database's time budget.
 //!
 //! Columns used, from table `sessions`: `id`, `source`, `cwd` (set only for
 //! local CLI sessions, to the process's working directory when the session
@@ -116,25 +122,54 @@ pub(super) fn sessions(cx: &Context) -> Vec<Found> {
     if procs.is_empty() {
         return Vec::new();
     }
-    // Each database with the processes that keep it, in the order met.
-    let mut dbs: Vec<(PathBuf, Vec<&Proc>)> = Vec::new();
+    // Each database with the processes that keep it, in the order met; one
+    // file reached by two paths (a held-open one is resolved, a computed
+    // one as spelt) is one database.
+    let mut dbs: Vec<(DbKey, PathBuf, Vec<&Proc>)> = Vec::new();
     for p in procs {
         let Some(db) = db_of(cx, p) else {
             continue;
         };
-        match dbs.iter().position(|(d, _)| *d == db) {
-            Some(i) => dbs[i].1.push(p),
-            None if dbs.len() < MAX_DBS => dbs.push((db, vec![p])),
+        let key = db_key(&db);
+        match dbs.iter().position(|(k, _, _)| *k == key) {
+            Some(i) => dbs[i].2.push(p),
+            None if dbs.len() < MAX_DBS => dbs.push((key, db, vec![p])),
             None => {}
         }
     }
     let boot = procs::boot_time();
+    let began = std::time::Instant::now();
     let mut out: Vec<Found> = Vec::new();
-    for (db, of) in dbs {
-        out.extend(read(&db, &of, boot).unwrap_or_default());
+    for (_, db, of) in dbs {
+        // Each read is bounded by the budget; the pass stops opening more
+        // once it has spent one.
+        if began.elapsed() >= sqlite::BUDGET {
+            break;
+        }
+        for f in read(&db, &of, boot).unwrap_or_default() {
+            if !out.iter().any(|o| o.session_id == f.session_id) {
+                out.push(f);
+            }
+        }
     }
     out.sort_by_key(|f| f.pid);
     out
+}
+
+/// What tells one database file from another: its device and inode when
+/// it is there, else its path.
+#[derive(PartialEq)]
+enum DbKey {
+    File(u64, u64),
+    Path(PathBuf),
+}
+
+fn db_key(db: &Path) -> DbKey {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::metadata(db) {
+        Ok(m) => DbKey::File(m.dev(), m.ino()),
+        Err(_) => DbKey::Path(db.to_path_buf()),
+    }
 }
 
 /// The `state.db` of the Hermes process `p` (see the module docs).
@@ -952,7 +987,18 @@ db.close()
         // The database a process holds open is the best evidence of all.
         let mut open = hermes_in(44, &proj);
         open.open_files = vec![coder.clone()];
-        assert_eq!(found(vec![open]), [s("in-coder", 44)]);
+        assert_eq!(found(vec![open.clone()]), [s("in-coder", 44)]);
+        // One file by two paths (a process's resolved one, another's as
+        // spelt through a link) is one database: its session goes to one
+        // process, once.
+        std::os::unix::fs::symlink(&root, w.dir("hermes-link")).unwrap();
+        let mut linked = hermes_with(45, &proj, &["-p", "coder"]);
+        linked
+            .env
+            .insert("HERMES_HOME".into(), w.dir("hermes-link").into_os_string());
+        let both = found(vec![open, linked]);
+        assert_eq!(both.len(), 1, "{both:?}");
+        assert_eq!(both[0].0, "in-coder");
     }
 
     #[test]

@@ -26,9 +26,10 @@ struct Found {
     /// How often the crontab lines that run `presence refresh` do, when
     /// there are some and each one's schedule is understood (seconds).
     cron_every: Option<u64>,
-    /// How often the refresh timer starts the refresh, when it is active
-    /// and its schedule is understood (from `systemctl --user cat`).
-    timer_every: Option<Duration>,
+    /// How often the refresh timer starts the refresh, and how much later
+    /// each time it may, when it is active and its schedule is understood
+    /// (from `systemctl --user cat`).
+    timer_every: Option<(Duration, Duration)>,
     /// Whether the refresh timer is active.
     timer_active: bool,
     /// How many `presence refresh --every` processes run.
@@ -46,28 +47,47 @@ enum Scheduled {
     Timer,
 }
 
+/// How often a refresher refreshes: every `every`, each time up to `late`
+/// after that (a timer's accuracy window and randomized delay).
+#[derive(Debug, Clone, Copy)]
+struct Pace {
+    which: Scheduled,
+    every: Duration,
+    late: Duration,
+}
+
 impl Found {
-    /// Which refresher refreshes most often, and how often, when every one
-    /// that runs has a schedule doctor reads (a `refresh --every` process
-    /// keeps its own) and even that one is slower than `interval` asks.
-    fn too_slow(&self, interval: Duration) -> Option<(Scheduled, Duration)> {
+    /// The refresher that refreshes most often, when every one that runs
+    /// has a schedule doctor reads (a `refresh --every` process keeps its
+    /// own) and even that one is slower than `p`'s `refresh_interval` asks,
+    /// or, with its lateness, not once a ttl.
+    fn too_slow(&self, p: &crate::config::Profile) -> Option<Pace> {
         if self.processes > 0 {
             return None;
         }
         let cron = self.names.iter().any(|n| n.starts_with("a crontab line"));
         let mut known = Vec::new();
         match (cron, self.cron_every) {
-            (true, Some(s)) => known.push((Scheduled::Cron, Duration::from_secs(s))),
+            (true, Some(s)) => known.push(Pace {
+                which: Scheduled::Cron,
+                every: Duration::from_secs(s),
+                late: Duration::ZERO,
+            }),
             (true, None) => return None,
             _ => {}
         }
         match (self.timer_active, self.timer_every) {
-            (true, Some(d)) => known.push((Scheduled::Timer, d)),
+            (true, Some((every, late))) => known.push(Pace {
+                which: Scheduled::Timer,
+                every,
+                late,
+            }),
             (true, None) => return None,
             _ => {}
         }
-        let fastest = known.into_iter().min_by_key(|(_, every)| *every)?;
-        (fastest.1 > interval).then_some(fastest)
+        let fastest = known.into_iter().min_by_key(|k| k.every + k.late)?;
+        (fastest.every > p.refresh_interval || fastest.every + fastest.late >= p.ttl)
+            .then_some(fastest)
     }
 }
 
@@ -95,10 +115,11 @@ fn fix(found: Option<&Found>) -> String {
     )
 }
 
-/// The check of a refresher that refreshes every `every`, less often than
-/// the profile's `refresh_interval`.
-fn slow((which, every_d): (Scheduled, Duration), p: &crate::config::Profile) -> Check {
-    let why = if every_d >= p.ttl {
+/// The check of a refresher that refreshes less often than the profile's
+/// `refresh_interval`, or, at its latest, not once a ttl.
+fn slow(pace: Pace, p: &crate::config::Profile) -> Check {
+    let worst = pace.every + pace.late;
+    let why = if worst >= p.ttl {
         format!(
             "not even once a ttl ({}): records expire between its runs",
             humantime::format_duration(p.ttl)
@@ -110,7 +131,7 @@ fn slow((which, every_d): (Scheduled, Duration), p: &crate::config::Profile) -> 
             humantime::format_duration(p.refresh_interval)
         )
     };
-    let (what, fix) = match which {
+    let (what, fix) = match pace.which {
         Scheduled::Cron => (
             "a crontab line",
             "run `presence setup` again: its crontab lines keep up with refresh_interval (it \
@@ -119,16 +140,25 @@ fn slow((which, every_d): (Scheduled, Duration), p: &crate::config::Profile) -> 
         Scheduled::Timer => (
             "presence-refresh.timer",
             "run `presence setup` again: it writes the timer at the shortest refresh_interval \
-             (it replaces its own copy); or set `OnUnitActiveSec=` in yours \
-             (`systemctl --user edit presence-refresh.timer`)",
+             with `AccuracySec=1s` (it replaces its own copy); or set `OnUnitActiveSec=` and \
+             `AccuracySec=` in yours (`systemctl --user edit presence-refresh.timer`)",
         ),
+    };
+    // Said when it is what makes the timer miss a ttl.
+    let late = if pace.every >= p.ttl || worst < p.ttl {
+        String::new()
+    } else {
+        format!(
+            " (up to {} late each time: its AccuracySec=/RandomizedDelaySec=)",
+            humantime::format_duration(pace.late)
+        )
     };
     check(
         "refresher",
         Status::Warn,
         format!(
-            "{what} refreshes every {}, {why}",
-            humantime::format_duration(every_d)
+            "{what} refreshes every {}{late}, {why}",
+            humantime::format_duration(pace.every)
         ),
         Some(fix.into()),
     )
@@ -137,12 +167,17 @@ fn slow((which, every_d): (Scheduled, Duration), p: &crate::config::Profile) -> 
 /// How often a timer unit, as `systemctl cat` prints it (its file and its
 /// drop-ins, in the order systemd reads them), starts its service: the
 /// shortest of the `OnUnitActiveSec=` left after the last empty timer
-/// setting (which resets them all). `None` when there is none, or an `OnCalendar=` or
-/// `OnUnitInactiveSec=` schedule, or a time span doctor does not read.
-fn timer_every(unit: &str) -> Option<Duration> {
+/// setting (which resets them all); and how much later than that it may
+/// start it, each time: its `AccuracySec=` (1 min unless set: systemd
+/// starts it somewhere in that window) and its `RandomizedDelaySec=`.
+/// `None` when there is none, or an `OnCalendar=` or `OnUnitInactiveSec=`
+/// schedule, or a time span doctor does not read.
+fn timer_every(unit: &str) -> Option<(Duration, Duration)> {
     let mut in_timer = false;
     let mut every: Vec<Option<Duration>> = Vec::new();
     let mut other = false;
+    let default_accuracy = Some(Duration::from_secs(60));
+    let (mut accuracy, mut randomized) = (default_accuracy, Some(Duration::ZERO));
     for line in unit.lines().map(str::trim) {
         if line.starts_with('[') {
             in_timer = line == "[Timer]";
@@ -166,17 +201,31 @@ fn timer_every(unit: &str) -> Option<Duration> {
             }
             "OnUnitActiveSec" => every.push(time_span(value)),
             "OnCalendar" | "OnUnitInactiveSec" => other = true,
+            "AccuracySec" if value.is_empty() => accuracy = default_accuracy,
+            "AccuracySec" => accuracy = zero_or_span(value),
+            "RandomizedDelaySec" if value.is_empty() => randomized = Some(Duration::ZERO),
+            "RandomizedDelaySec" => randomized = zero_or_span(value),
             _ => {}
         }
     }
     if other {
         return None;
     }
-    every
+    let every = every
         .into_iter()
         .collect::<Option<Vec<_>>>()?
         .into_iter()
-        .min()
+        .min()?;
+    Some((every, accuracy? + randomized?))
+}
+
+/// A time span that may be `0`.
+fn zero_or_span(value: &str) -> Option<Duration> {
+    if value.trim_end_matches(|c: char| c.is_alphabetic()).trim() == "0" {
+        Some(Duration::ZERO)
+    } else {
+        time_span(value)
+    }
 }
 
 /// A systemd time span (`30s`, `1min 30s`, `2h30min`, `500ms`, a bare
@@ -296,7 +345,7 @@ pub(super) fn refresher(registry: &Registry, census: &Census) -> Option<Check> {
     }
     let found = refreshers(&registry.local().home);
     let p = registry.profile();
-    let too_slow = found.as_ref().and_then(|f| f.too_slow(p.refresh_interval));
+    let too_slow = found.as_ref().and_then(|f| f.too_slow(p));
     if mine.is_empty() {
         // Off Linux nothing can be told.
         let found = found?;
@@ -633,7 +682,7 @@ mod tests {
                  [Install]\nWantedBy=timers.target\n"
             )
         };
-        let secs = |s: f64| Some(Duration::from_secs_f64(s));
+        let secs = |s: f64| Some((Duration::from_secs_f64(s), Duration::from_secs(1)));
         assert_eq!(timer_every(&unit("OnUnitActiveSec=30s")), secs(30.0));
         assert_eq!(timer_every(&unit("OnUnitActiveSec = 1min 30s")), secs(90.0));
         assert_eq!(timer_every(&unit("OnUnitActiveSec=2m30s")), secs(150.0));
@@ -664,6 +713,22 @@ mod tests {
         ] {
             assert_eq!(timer_every(&unit(unread)), None, "{unread}");
         }
+        // How late it may be each time: AccuracySec= (1 min unless set,
+        // and again when set empty) and RandomizedDelaySec=.
+        let exactly = |unit: &str| timer_every(unit).map(|(e, l)| (e.as_secs(), l.as_secs()));
+        assert_eq!(exactly("[Timer]\nOnUnitActiveSec=30s\n"), Some((30, 60)));
+        assert_eq!(
+            exactly("[Timer]\nOnUnitActiveSec=30s\nAccuracySec=0\nRandomizedDelaySec=5s\n"),
+            Some((30, 5))
+        );
+        assert_eq!(
+            exactly("[Timer]\nOnUnitActiveSec=30s\nAccuracySec=1s\nAccuracySec=\n"),
+            Some((30, 60))
+        );
+        assert_eq!(
+            exactly("[Timer]\nOnUnitActiveSec=30s\nAccuracySec=soon\n"),
+            None
+        );
         // Outside [Timer] it is not the timer's.
         assert_eq!(
             timer_every("[Unit]\nOnUnitActiveSec=5s\n[Timer]\nOnBootSec=1\n"),

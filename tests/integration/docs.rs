@@ -508,8 +508,8 @@ fn scripts_test_installs_the_hermes_release_the_tests_drive() {
 }
 
 /// A Hermes environment under `root` that `scripts/test` takes as made
-/// here: its marker, and a `bin/hermes` naming this venv's python (one
-/// naming another path was moved, and is made again).
+/// here: its marker, a `bin/hermes` naming this venv's python (one naming
+/// another path was moved, and is made again) and that python.
 fn made_hermes_venv(root: &Path) -> std::path::PathBuf {
     let venv = root.join("venv");
     std::fs::create_dir_all(venv.join("bin")).unwrap();
@@ -519,6 +519,11 @@ fn made_hermes_venv(root: &Path) -> std::path::PathBuf {
         format!("#!{}/bin/python\n", venv.display()),
     )
     .unwrap();
+    // ...and its python can run.
+    let python = venv.join("bin/python");
+    std::fs::write(&python, "#!/bin/sh\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
     venv
 }
 

@@ -326,7 +326,8 @@ fn doctor_judges_writers_ten_minutes_behind_and_ahead_under_faketime() {
     // loaded machine may put a moment between the two, so the words are
     // checked against the offset given beside them, and that against
     // ten minutes within a few seconds (below).
-    let said = |c: &JsonCheck| format!("{:+.0} s", c.offset_s.expect("an offset"));
+    // (Rounded as doctor rounds, half away from zero.)
+    let said = |c: &JsonCheck| format!("{:+} s", c.offset_s.expect("an offset").round());
     let behind = device_check(&checks, &slow_id);
     assert_eq!(behind.status, "fail", "{behind:#?}");
     assert!(
@@ -661,18 +662,19 @@ esac
             unit.display()
         ),
     );
-    let verdict = |timer: &str| {
+    let verdict_with = |timer: &str, drop_in: &str| {
         std::fs::write(
             &unit,
             format!(
                 "# /home/u/.config/systemd/user/presence-refresh.timer\n[Unit]\n\
                  Description=Refresh presence records\n\n[Timer]\nOnActiveSec=0\n{timer}\n\
-                 AccuracySec=1s\n\n[Install]\nWantedBy=timers.target\n"
+                 AccuracySec=1s\n\n[Install]\nWantedBy=timers.target\n{drop_in}"
             ),
         )
         .unwrap();
         refresher(&doctor_json_here(&w, &a, 0)).clone()
     };
+    let verdict = |timer: &str| verdict_with(timer, "");
     // The shipped 30 s for the default 30 s refresh_interval.
     let c = verdict("OnUnitActiveSec=30s");
     assert_eq!(c.status, "ok", "{c:#?}");
@@ -702,6 +704,28 @@ esac
     // A schedule doctor does not read is not judged.
     let c = verdict("OnCalendar=*:*:0/30");
     assert_eq!(c.status, "ok", "{c:#?}");
+    // systemd may start a timer up to AccuracySec= late each time, a
+    // minute unless set: 30 s then is up to 90 s, the whole ttl.
+    let c = verdict_with(
+        "OnUnitActiveSec=30s",
+        "\n# /home/u/.config/systemd/user/presence-refresh.timer.d/override.conf\n\
+         [Timer]\nAccuracySec=\n",
+    );
+    assert_eq!(c.status, "warn", "{c:#?}");
+    assert!(
+        c.message.contains(
+            "presence-refresh.timer refreshes every 30s (up to 1m late each time: its \
+             AccuracySec=/RandomizedDelaySec=), not even once a ttl"
+        ),
+        "{c:#?}"
+    );
+    assert!(
+        c.fix
+            .as_deref()
+            .unwrap_or_default()
+            .contains("AccuracySec="),
+        "{c:#?}"
+    );
 }
 
 #[test]
