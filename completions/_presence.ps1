@@ -382,6 +382,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('path', 'path', [CompletionResultType]::ParameterValue, 'Print the path of the configuration file in use')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print the selected profile with every setting resolved')
             [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Write the commented example configuration (refuses to overwrite)')
+            [CompletionResult]::new('edit', 'edit', [CompletionResultType]::ParameterValue, 'Open the configuration file in $VISUAL or $EDITOR (the example first, when there is none), then check what was saved')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -424,10 +425,24 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
+        'presence;config;edit' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]')
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour the output (list''s table, doctor''s and setup''s marks)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Report skipped files and other details on stderr')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'presence;config;help' {
             [CompletionResult]::new('path', 'path', [CompletionResultType]::ParameterValue, 'Print the path of the configuration file in use')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print the selected profile with every setting resolved')
             [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Write the commented example configuration (refuses to overwrite)')
+            [CompletionResult]::new('edit', 'edit', [CompletionResultType]::ParameterValue, 'Open the configuration file in $VISUAL or $EDITOR (the example first, when there is none), then check what was saved')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -438,6 +453,9 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             break
         }
         'presence;config;help;init' {
+            break
+        }
+        'presence;config;help;edit' {
             break
         }
         'presence;config;help;help' {
@@ -526,6 +544,7 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             [CompletionResult]::new('path', 'path', [CompletionResultType]::ParameterValue, 'Print the path of the configuration file in use')
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print the selected profile with every setting resolved')
             [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Write the commented example configuration (refuses to overwrite)')
+            [CompletionResult]::new('edit', 'edit', [CompletionResultType]::ParameterValue, 'Open the configuration file in $VISUAL or $EDITOR (the example first, when there is none), then check what was saved')
             break
         }
         'presence;help;config;path' {
@@ -535,6 +554,9 @@ Register-ArgumentCompleter -Native -CommandName 'presence' -ScriptBlock {
             break
         }
         'presence;help;config;init' {
+            break
+        }
+        'presence;help;config;edit' {
             break
         }
         'presence;help;completions' {

@@ -84,6 +84,9 @@ _presence() {
             presence,watch)
                 cmd="presence__subcmd__watch"
                 ;;
+            presence__subcmd__config,edit)
+                cmd="presence__subcmd__config__subcmd__edit"
+                ;;
             presence__subcmd__config,help)
                 cmd="presence__subcmd__config__subcmd__help"
                 ;;
@@ -95,6 +98,9 @@ _presence() {
                 ;;
             presence__subcmd__config,show)
                 cmd="presence__subcmd__config__subcmd__show"
+                ;;
+            presence__subcmd__config__subcmd__help,edit)
+                cmd="presence__subcmd__config__subcmd__help__subcmd__edit"
                 ;;
             presence__subcmd__config__subcmd__help,help)
                 cmd="presence__subcmd__config__subcmd__help__subcmd__help"
@@ -155,6 +161,9 @@ _presence() {
                 ;;
             presence__subcmd__help,watch)
                 cmd="presence__subcmd__help__subcmd__watch"
+                ;;
+            presence__subcmd__help__subcmd__config,edit)
+                cmd="presence__subcmd__help__subcmd__config__subcmd__edit"
                 ;;
             presence__subcmd__help__subcmd__config,init)
                 cmd="presence__subcmd__help__subcmd__config__subcmd__init"
@@ -294,7 +303,7 @@ _presence() {
             return 0
             ;;
         presence__subcmd__config)
-            opts="-v -q -h --profile --config --dir --verbose --quiet --color --help path show init help"
+            opts="-v -q -h --profile --config --dir --verbose --quiet --color --help path show init edit help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -323,9 +332,53 @@ _presence() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        presence__subcmd__config__subcmd__help)
-            opts="path show init help"
+        presence__subcmd__config__subcmd__edit)
+            opts="-v -q -h --profile --config --dir --verbose --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --profile)
+                    COMPREPLY=($(compgen -W "$(presence complete profiles 2>/dev/null)" -- "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        presence__subcmd__config__subcmd__help)
+            opts="path show init edit help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        presence__subcmd__config__subcmd__help__subcmd__edit)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -616,8 +669,22 @@ _presence() {
             return 0
             ;;
         presence__subcmd__help__subcmd__config)
-            opts="path show init"
+            opts="path show init edit"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        presence__subcmd__help__subcmd__config__subcmd__edit)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -358,6 +358,7 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand path 'Print the path of the configuration file in use'
             cand show 'Print the selected profile with every setting resolved'
             cand init 'Write the commented example configuration (refuses to overwrite)'
+            cand edit 'Open the configuration file in $VISUAL or $EDITOR (the example first, when there is none), then check what was saved'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'presence;config;path'= {
@@ -396,10 +397,23 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'presence;config;edit'= {
+            cand --profile 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]'
+            cand --config 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]'
+            cand --dir 'Use this records directory instead of the profile''s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]'
+            cand --color 'When to colour the output (list''s table, doctor''s and setup''s marks)'
+            cand -v 'Report skipped files and other details on stderr'
+            cand --verbose 'Report skipped files and other details on stderr'
+            cand -q 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+            cand --quiet 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'presence;config;help'= {
             cand path 'Print the path of the configuration file in use'
             cand show 'Print the selected profile with every setting resolved'
             cand init 'Write the commented example configuration (refuses to overwrite)'
+            cand edit 'Open the configuration file in $VISUAL or $EDITOR (the example first, when there is none), then check what was saved'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'presence;config;help;path'= {
@@ -407,6 +421,8 @@ set edit:completion:arg-completer[presence] = {|@words|
         &'presence;config;help;show'= {
         }
         &'presence;config;help;init'= {
+        }
+        &'presence;config;help;edit'= {
         }
         &'presence;config;help;help'= {
         }
@@ -476,12 +492,15 @@ set edit:completion:arg-completer[presence] = {|@words|
             cand path 'Print the path of the configuration file in use'
             cand show 'Print the selected profile with every setting resolved'
             cand init 'Write the commented example configuration (refuses to overwrite)'
+            cand edit 'Open the configuration file in $VISUAL or $EDITOR (the example first, when there is none), then check what was saved'
         }
         &'presence;help;config;path'= {
         }
         &'presence;help;config;show'= {
         }
         &'presence;help;config;init'= {
+        }
+        &'presence;help;config;edit'= {
         }
         &'presence;help;completions'= {
         }

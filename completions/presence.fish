@@ -331,19 +331,20 @@ complete -c presence -n "__fish_presence_using_subcommand devices" -l json -d 'P
 complete -c presence -n "__fish_presence_using_subcommand devices" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand devices" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
 complete -c presence -n "__fish_presence_using_subcommand devices" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
-complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
-complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init edit help" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init edit help" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init edit help" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init edit help" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
 always\t'Always, also into a pipe (for a pager: less -R)'
 never\t'Never'"
-complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -s v -l verbose -d 'Report skipped files and other details on stderr'
-complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
-complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -f -a "path" -d 'Print the path of the configuration file in use'
-complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -f -a "show" -d 'Print the selected profile with every setting resolved'
-complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -f -a "init" -d 'Write the commented example configuration (refuses to overwrite)'
-complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init edit help" -s v -l verbose -d 'Report skipped files and other details on stderr'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init edit help" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init edit help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init edit help" -f -a "path" -d 'Print the path of the configuration file in use'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init edit help" -f -a "show" -d 'Print the selected profile with every setting resolved'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init edit help" -f -a "init" -d 'Write the commented example configuration (refuses to overwrite)'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init edit help" -f -a "edit" -d 'Open the configuration file in $VISUAL or $EDITOR (the example first, when there is none), then check what was saved'
+complete -c presence -n "__fish_presence_using_subcommand config; and not __fish_seen_subcommand_from path show init edit help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from path" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
@@ -371,9 +372,19 @@ never\t'Never'"
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -s v -l verbose -d 'Report skipped files and other details on stderr'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from init" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from edit" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from edit" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from edit" -l dir -d 'Use this records directory instead of the profile\'s, this once [default: $PRESENCE_DIR, which `presence run` gives its command, unless --profile names another profile than $PRESENCE_PROFILE]' -r -F
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from edit" -l color -d 'When to colour the output (list\'s table, doctor\'s and setup\'s marks)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set or CLICOLOR=0; FORCE_COLOR or CLICOLOR_FORCE also into a pipe'
+always\t'Always, also into a pipe (for a pager: less -R)'
+never\t'Never'"
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from edit" -s v -l verbose -d 'Report skipped files and other details on stderr'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from edit" -s q -l quiet -d 'Leave out warnings, notes and confirmations (published …, cleared …); what a command shows (a table, JSON) is printed all the same'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from edit" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "path" -d 'Print the path of the configuration file in use'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print the selected profile with every setting resolved'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "init" -d 'Write the commented example configuration (refuses to overwrite)'
+complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "edit" -d 'Open the configuration file in $VISUAL or $EDITOR (the example first, when there is none), then check what was saved'
 complete -c presence -n "__fish_presence_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c presence -n "__fish_presence_using_subcommand completions" -l profile -d 'Profile to use [default: $PRESENCE_PROFILE, else default_profile, else "default"]' -r -f -a '(presence complete profiles 2>/dev/null)'
 complete -c presence -n "__fish_presence_using_subcommand completions" -l config -d 'Configuration file [default: $PRESENCE_CONFIG, else <config dir>/presence/config.toml]' -r -F
@@ -405,6 +416,7 @@ complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_
 complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "path" -d 'Print the path of the configuration file in use'
 complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "show" -d 'Print the selected profile with every setting resolved'
 complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "init" -d 'Write the commented example configuration (refuses to overwrite)'
+complete -c presence -n "__fish_presence_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "edit" -d 'Open the configuration file in $VISUAL or $EDITOR (the example first, when there is none), then check what was saved'
 
 # Live session ids and hosts, of the profile and directory the command line names.
 function __fish_presence_complete

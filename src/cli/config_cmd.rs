@@ -1,4 +1,4 @@
-//! `presence config path|show|init`.
+//! `presence config path|show|init|edit`.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -23,6 +23,9 @@ pub enum Action {
     Show,
     /// Write the commented example configuration (refuses to overwrite)
     Init,
+    /// Open the configuration file in $VISUAL or $EDITOR (the example first, when there is
+    /// none), then check what was saved
+    Edit,
 }
 
 pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
@@ -116,6 +119,7 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
             writeln!(out, "[discover]")?;
             writeln!(out, "agents = [{}]", agents.join(", "))?;
         }
+        Action::Edit => return edit(ctx, &path),
         Action::Init => {
             if path.exists() {
                 anyhow::bail!(
@@ -141,6 +145,84 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
     }
     super::output::stdout().verbatim(&out)?;
     Ok(Exit::Ok)
+}
+
+/// `config edit`: the file at `path` in the user's editor (`$VISUAL`, else
+/// `$EDITOR`, else `vi`, run through `sh -c` as git runs it, so that
+/// `EDITOR="code -w"` works), the commented example written first when
+/// there is no file; then every profile of what was saved resolved, and a
+/// mistake reported as every command would report it (exit 1), with the
+/// way back into the editor.
+fn edit(ctx: &Ctx, path: &std::path::Path) -> anyhow::Result<Exit> {
+    let mut out = super::output::stdout();
+    if !path.exists() {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create directory {}", parent.display()))?;
+        }
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .with_context(|| format!("cannot create {}", path.display()))?;
+        f.write_all(presence::CONFIG_EXAMPLE.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        if !ctx.global.quiet {
+            out.say(format_args!(
+                "wrote {} (the commented example)",
+                path.display()
+            ))?;
+        }
+    }
+    let editor = ["VISUAL", "EDITOR"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .find(|e| !e.is_empty())
+        .unwrap_or_else(|| "vi".into());
+    let mut script = std::ffi::OsString::from(&editor);
+    script.push(" \"$@\"");
+    let status = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(&script)
+        .arg("presence-editor")
+        .arg(path)
+        .status()
+        .with_context(|| format!("cannot run the editor ({})", editor.to_string_lossy()))?;
+    if !status.success() {
+        anyhow::bail!(
+            "the editor ({}) exited with {status}; {} was not checked (run `presence config \
+             edit` again, or set VISUAL or EDITOR to another editor)",
+            editor.to_string_lossy(),
+            path.display()
+        );
+    }
+    match Profile::resolve_all(&ctx.selection(), &ctx.local) {
+        Ok(profiles) => {
+            if !ctx.global.quiet {
+                out.say(format_args!(
+                    "{}: ok ({} profile(s): {})",
+                    path.display(),
+                    profiles.len(),
+                    profiles
+                        .iter()
+                        .map(|p| p.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))?;
+            }
+            Ok(Exit::Ok)
+        }
+        Err(e) => {
+            super::output::report(&anyhow::Error::new(e).context(format!(
+                "{} as saved is not a configuration presence can use",
+                path.display()
+            )));
+            super::output::notice(
+                "every command refuses it until it is fixed: run `presence config edit` again",
+            );
+            Ok(Exit::Failure)
+        }
+    }
 }
 
 /// Whether `key` can stand unquoted as a TOML key.

@@ -261,9 +261,11 @@ help!(
 help!(
     CONFIG,
     "  presence config init                     # write a commented example file
+  presence config edit                     # edit it in $EDITOR, then check it
   presence config show                     # the settings in force, and where from",
     exit_common!(),
-    man: "presence-config, presence-config-init, presence-config-path, presence-config-show",
+    man: "presence-config, presence-config-edit, presence-config-init, presence-config-path, \
+          presence-config-show",
     doc: "docs/configuration.md"
 );
 

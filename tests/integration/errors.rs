@@ -273,3 +273,82 @@ fn a_ttl_out_of_range_names_the_flag() {
     }
     assert!(a.list(&[]).is_empty());
 }
+
+/// `config edit`: the example written when there is no file, the file
+/// opened in `$VISUAL` (else `$EDITOR`, which may carry arguments), and
+/// what was saved checked: a mistake is shown as every command shows it,
+/// with the way back, and exits 1; an editor that fails is said.
+#[test]
+fn config_edit_opens_the_editor_and_checks_what_was_saved() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let a = w.bare_device("a");
+    // The editor appends $EXTRA (and its first argument, when it has two,
+    // exits with that status).
+    let editor = w.tmp.path().join("editor");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nif [ $# -eq 2 ]; then code=$1; shift; fi\n\
+         printf '%b' \"$EXTRA\" >> \"$1\"\nexit ${code:-0}\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let editor = editor.display().to_string();
+    let config = a.config_path();
+    assert!(!config.exists());
+    let extra = "\n[profiles.work]\ndir = \"~/work-presence\"\n";
+    let out = run_with(
+        &a,
+        &[("EDITOR", &editor), ("EXTRA", extra)],
+        &["config", "edit"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.ends_with(extra), "{text}");
+    assert!(
+        out.stdout.contains(&format!(
+            "wrote {} (the commented example)",
+            config.display()
+        )),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(&format!("{}: ok (", config.display())) && out.stdout.contains("work"),
+        "{}",
+        out.stdout
+    );
+    // A typo: the caret diagram in lines, exit 1, the way back.
+    a.write_config("");
+    let out = run_with(
+        &a,
+        &[("VISUAL", &editor), ("EDITOR", "false"), ("EXTRA", TYPO)],
+        &["config", "edit"],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_diagram(
+        &out.stderr,
+        &format!(
+            "presence: error: {} as saved is not a configuration presence can use: config file ",
+            config.display()
+        ),
+        "  ",
+    );
+    assert!(
+        out.stderr.contains("run `presence config edit` again"),
+        "{}",
+        out.stderr
+    );
+    // An editor that fails: said, and nothing checked.
+    let out = run_with(
+        &a,
+        &[("EDITOR", &format!("{editor} 3")), ("EXTRA", "")],
+        &["config", "edit"],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("exited with exit status: 3") && out.stderr.contains("was not checked"),
+        "{}",
+        out.stderr
+    );
+}
