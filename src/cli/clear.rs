@@ -88,27 +88,51 @@ pub fn run(ctx: &Ctx, mut args: ClearArgs) -> anyhow::Result<Exit> {
 }
 
 /// `clear --all [--all-profiles]`: every live record of this device, in
-/// the profile's directory or in every profile's.
+/// the profile's directory or in every profile's. A directory that fails
+/// does not stop the others; a record that changed while it was cleared is
+/// tried again. Whatever is left live is an error (exit 1), said even with
+/// `--quiet`: a logout hook must not leave sessions showing unsaid.
 fn all(ctx: &Ctx, all_profiles: bool) -> anyhow::Result<Exit> {
+    /// How many times a directory is gone through while records change.
+    const TRIES: usize = 3;
     let registries = super::refresh::registries(ctx, all_profiles)?;
     let mut out = output::stdout();
-    let (mut cleared, mut changed) = (0, 0);
+    let (mut cleared, mut missed, mut failed) = (0, 0, false);
     for r in &registries {
-        let outcome = r
-            .clear_all(all_profiles, presence::unix_now())
-            .with_context(|| format!("cannot clear records in {}", r.profile().dir.display()))?;
-        for c in &outcome.cleared {
-            if !ctx.global.quiet {
-                out.say(format!("cleared {} ({})", c.record.session_id, c.file))?;
+        for attempt in 1..=TRIES {
+            let outcome = match r.clear_all(all_profiles, presence::unix_now()) {
+                Ok(outcome) => outcome,
+                Err(e) => {
+                    output::report(&anyhow::Error::new(e).context(format!(
+                        "cannot clear records in {}",
+                        r.profile().dir.display()
+                    )));
+                    failed = true;
+                    break;
+                }
+            };
+            for c in &outcome.cleared {
+                if !ctx.global.quiet {
+                    out.say(format!("cleared {} ({})", c.record.session_id, c.file))?;
+                }
+            }
+            cleared += outcome.cleared.len();
+            if outcome.changed_meanwhile == 0 {
+                break;
+            }
+            if attempt == TRIES {
+                missed += outcome.changed_meanwhile;
             }
         }
-        cleared += outcome.cleared.len();
-        changed += outcome.changed_meanwhile;
     }
-    if changed > 0 {
-        ctx.warn(format_args!(
-            "{changed} record(s) changed while clearing and were left as they are; run clear again"
+    if missed > 0 {
+        output::error(format_args!(
+            "{missed} record(s) kept changing while they were cleared and are still live; run \
+             `presence clear --all` again"
         ));
+    }
+    if failed || missed > 0 {
+        return Ok(Exit::Failure);
     }
     if cleared == 0 && !ctx.global.quiet {
         let where_ = match registries.first() {

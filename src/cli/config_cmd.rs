@@ -127,17 +127,7 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
                     path.display()
                 );
             }
-            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                std::fs::create_dir_all(parent)
-                    .with_context(|| format!("cannot create directory {}", parent.display()))?;
-            }
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-                .with_context(|| format!("cannot create {}", path.display()))?;
-            f.write_all(presence::CONFIG_EXAMPLE.as_bytes())
-                .with_context(|| format!("cannot write {}", path.display()))?;
+            write_example(&path)?;
             if !ctx.global.quiet {
                 writeln!(out, "wrote {}", path.display())?;
             }
@@ -145,6 +135,26 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
     }
     super::output::stdout().verbatim(&out)?;
     Ok(Exit::Ok)
+}
+
+/// Writes the commented example at `path`, which must not exist (its
+/// directory made); a write cut short leaves no half example behind.
+fn write_example(path: &std::path::Path) -> anyhow::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create directory {}", parent.display()))?;
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    if let Err(e) = f.write_all(presence::CONFIG_EXAMPLE.as_bytes()) {
+        drop(f);
+        let _ = std::fs::remove_file(path);
+        return Err(e).with_context(|| format!("cannot write {}", path.display()));
+    }
+    Ok(())
 }
 
 /// `config edit`: the file at `path` in the user's editor (`$VISUAL`, else
@@ -155,23 +165,22 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> anyhow::Result<Exit> {
 /// way back into the editor.
 fn edit(ctx: &Ctx, path: &std::path::Path) -> anyhow::Result<Exit> {
     let mut out = super::output::stdout();
-    if !path.exists() {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("cannot create directory {}", parent.display()))?;
-        }
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .with_context(|| format!("cannot create {}", path.display()))?;
-        f.write_all(presence::CONFIG_EXAMPLE.as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        if !ctx.global.quiet {
-            out.say(format_args!(
-                "wrote {} (the commented example)",
-                path.display()
-            ))?;
+    match std::fs::metadata(path) {
+        // A FIFO or a device would hang the editor, or worse.
+        Ok(m) if !m.is_file() => anyhow::bail!(
+            "{} is not a regular file; point --config or PRESENCE_CONFIG at a TOML file, or \
+             move it away and run `presence config edit` again",
+            path.display()
+        ),
+        Ok(_) => {}
+        Err(_) => {
+            write_example(path)?;
+            if !ctx.global.quiet {
+                out.say(format_args!(
+                    "wrote {} (the commented example)",
+                    path.display()
+                ))?;
+            }
         }
     }
     let editor = ["VISUAL", "EDITOR"]
@@ -185,7 +194,12 @@ fn edit(ctx: &Ctx, path: &std::path::Path) -> anyhow::Result<Exit> {
         .arg("-c")
         .arg(&script)
         .arg("presence-editor")
-        .arg(path)
+        // A relative path that begins with `-` or `+` is no option to it.
+        .arg(if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            std::path::Path::new(".").join(path)
+        })
         .status()
         .with_context(|| format!("cannot run the editor ({})", editor.to_string_lossy()))?;
     if !status.success() {
@@ -196,7 +210,11 @@ fn edit(ctx: &Ctx, path: &std::path::Path) -> anyhow::Result<Exit> {
             path.display()
         );
     }
-    match Profile::resolve_all(&ctx.selection(), &ctx.local) {
+    // Every profile, and the one commands pick (default_profile, --profile,
+    // PRESENCE_PROFILE, --dir).
+    let checked = Profile::resolve_all(&ctx.selection(), &ctx.local)
+        .and_then(|all| Profile::resolve(&ctx.selection(), &ctx.local).map(|_| all));
+    match checked {
         Ok(profiles) => {
             if !ctx.global.quiet {
                 out.say(format_args!(
@@ -218,7 +236,8 @@ fn edit(ctx: &Ctx, path: &std::path::Path) -> anyhow::Result<Exit> {
                 path.display()
             )));
             super::output::notice(
-                "every command refuses it until it is fixed: run `presence config edit` again",
+                "commands that use it refuse it until it is fixed: run `presence config edit` \
+                 again",
             );
             Ok(Exit::Failure)
         }

@@ -129,7 +129,8 @@ help!(
     CLEAR,
     "  presence clear --session build-42
   presence clear --instance laptop-3f9c2a1b
-  presence clear                           # inside `presence run`: its own session",
+  presence clear                           # inside `presence run`: its own session
+  presence clear --all --all-profiles      # at logout: every record of this device",
     exit_common!(),
     man: "presence-clear, presence-publish, presence-run",
     doc: "docs/lifecycle.md"

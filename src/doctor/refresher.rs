@@ -59,8 +59,8 @@ struct Pace {
 impl Found {
     /// The refresher that refreshes most often, when every one that runs
     /// has a schedule doctor reads (a `refresh --every` process keeps its
-    /// own) and even that one is slower than `p`'s `refresh_interval` asks,
-    /// or, with its lateness, not once a ttl.
+    /// own) and each is slower than `p`'s `refresh_interval` asks, or, with
+    /// its lateness, not once a ttl.
     fn too_slow(&self, p: &crate::config::Profile) -> Option<Pace> {
         if self.processes > 0 {
             return None;
@@ -85,9 +85,12 @@ impl Found {
             (true, None) => return None,
             _ => {}
         }
-        let fastest = known.into_iter().min_by_key(|k| k.every + k.late)?;
-        (fastest.every > p.refresh_interval || fastest.every + fastest.late >= p.ttl)
-            .then_some(fastest)
+        // Judged each on its own: one that keeps up is enough.
+        let slow = |k: &Pace| k.every > p.refresh_interval || k.every + k.late >= p.ttl;
+        if known.iter().any(|k| !slow(k)) {
+            return None;
+        }
+        known.into_iter().min_by_key(|k| k.every + k.late)
     }
 }
 
@@ -140,8 +143,8 @@ fn slow(pace: Pace, p: &crate::config::Profile) -> Check {
         Scheduled::Timer => (
             "presence-refresh.timer",
             "run `presence setup` again: it writes the timer at the shortest refresh_interval \
-             with `AccuracySec=1s` (it replaces its own copy); or set `OnUnitActiveSec=` and \
-             `AccuracySec=` in yours (`systemctl --user edit presence-refresh.timer`)",
+             with a fine `AccuracySec=` (it replaces its own copy); or set `OnUnitActiveSec=` \
+             and `AccuracySec=` in yours (`systemctl --user edit presence-refresh.timer`)",
         ),
     };
     // Said when it is what makes the timer miss a ttl.
@@ -176,8 +179,7 @@ fn timer_every(unit: &str) -> Option<(Duration, Duration)> {
     let mut in_timer = false;
     let mut every: Vec<Option<Duration>> = Vec::new();
     let mut other = false;
-    let default_accuracy = Some(Duration::from_secs(60));
-    let (mut accuracy, mut randomized) = (default_accuracy, Some(Duration::ZERO));
+    let (mut accuracy, mut randomized) = (Duration::from_secs(60), Duration::ZERO);
     for line in unit.lines().map(str::trim) {
         if line.starts_with('[') {
             in_timer = line == "[Timer]";
@@ -201,10 +203,10 @@ fn timer_every(unit: &str) -> Option<(Duration, Duration)> {
             }
             "OnUnitActiveSec" => every.push(time_span(value)),
             "OnCalendar" | "OnUnitInactiveSec" => other = true,
-            "AccuracySec" if value.is_empty() => accuracy = default_accuracy,
-            "AccuracySec" => accuracy = zero_or_span(value),
-            "RandomizedDelaySec" if value.is_empty() => randomized = Some(Duration::ZERO),
-            "RandomizedDelaySec" => randomized = zero_or_span(value),
+            // systemd ignores an empty or unreadable one (the one before
+            // stays), and so does this.
+            "AccuracySec" => accuracy = zero_or_span(value).unwrap_or(accuracy),
+            "RandomizedDelaySec" => randomized = zero_or_span(value).unwrap_or(randomized),
             _ => {}
         }
     }
@@ -216,16 +218,16 @@ fn timer_every(unit: &str) -> Option<(Duration, Duration)> {
         .collect::<Option<Vec<_>>>()?
         .into_iter()
         .min()?;
-    Some((every, accuracy? + randomized?))
+    Some((every, accuracy + randomized))
 }
 
-/// A time span that may be `0`.
+/// A time span that may be zero (`0`, `0s`).
 fn zero_or_span(value: &str) -> Option<Duration> {
-    if value.trim_end_matches(|c: char| c.is_alphabetic()).trim() == "0" {
-        Some(Duration::ZERO)
-    } else {
-        time_span(value)
-    }
+    let value = value.trim();
+    time_span(value).or_else(|| {
+        let rest = value.strip_prefix('0')?;
+        time_span(&format!("1{rest}")).map(|_| Duration::ZERO)
+    })
 }
 
 /// A systemd time span (`30s`, `1min 30s`, `2h30min`, `500ms`, a bare
@@ -721,13 +723,19 @@ mod tests {
             exactly("[Timer]\nOnUnitActiveSec=30s\nAccuracySec=0\nRandomizedDelaySec=5s\n"),
             Some((30, 5))
         );
+        // An empty or unreadable one is ignored, as systemd ignores it.
+        for kept in ["AccuracySec=", "AccuracySec=soon", "AccuracySec=0xyz"] {
+            assert_eq!(
+                exactly(&format!(
+                    "[Timer]\nOnUnitActiveSec=30s\nAccuracySec=2s\n{kept}\n"
+                )),
+                Some((30, 2)),
+                "{kept}"
+            );
+        }
         assert_eq!(
-            exactly("[Timer]\nOnUnitActiveSec=30s\nAccuracySec=1s\nAccuracySec=\n"),
-            Some((30, 60))
-        );
-        assert_eq!(
-            exactly("[Timer]\nOnUnitActiveSec=30s\nAccuracySec=soon\n"),
-            None
+            exactly("[Timer]\nOnUnitActiveSec=30s\nAccuracySec=0s\nRandomizedDelaySec=\n"),
+            Some((30, 0))
         );
         // Outside [Timer] it is not the timer's.
         assert_eq!(

@@ -124,9 +124,13 @@ impl Registry {
                     return Ok((Change::Leave, ClearStep::Changed));
                 };
                 let held = cur.entry.as_ref().filter(|_| cur.holds_mine());
-                let named = session.is_none_or(|s| {
-                    mine.life.session_id == s || held.is_some_and(|e| e.record.session_key == s)
-                });
+                // The key is the one the file holds, or, when the file is
+                // gone, the one this device last wrote.
+                let key = held
+                    .map(|e| &e.record)
+                    .or(mine.record.as_ref().filter(|_| cur.gone()))
+                    .map(|r| r.session_key.as_str());
+                let named = session.is_none_or(|s| mine.life.session_id == s || key == Some(s));
                 Ok(match held {
                     _ if !named => (Change::Leave, ClearStep::NotNamed),
                     Some(e) if e.record.ended_at.is_some() => {
@@ -145,6 +149,20 @@ impl Registry {
                             ClearStep::Ended(Box::new(tomb)),
                         )
                     }
+                    // Gone while the ledger says the life goes on (another
+                    // device's expire, a user's rm): ended all the same, its
+                    // tombstone written from what this device last wrote,
+                    // or a refresh would write the life again.
+                    None if cur.gone() && mine.ended_at.is_none() => match cur.base() {
+                        Some(base) if base.ended_at.is_none() => {
+                            let tomb = end_of(base, now, skew);
+                            (
+                                Change::Write(Box::new(tomb.clone())),
+                                ClearStep::Ended(Box::new(tomb)),
+                            )
+                        }
+                        _ => (Change::Leave, ClearStep::AlreadyEnded),
+                    },
                     None => (Change::Leave, ClearStep::AlreadyEnded),
                 })
             })?;

@@ -704,12 +704,12 @@ esac
     // A schedule doctor does not read is not judged.
     let c = verdict("OnCalendar=*:*:0/30");
     assert_eq!(c.status, "ok", "{c:#?}");
-    // systemd may start a timer up to AccuracySec= late each time, a
-    // minute unless set: 30 s then is up to 90 s, the whole ttl.
+    // systemd may start a timer up to AccuracySec= late each time (a
+    // minute unless set): 30 s then is up to 90 s, the whole ttl.
     let c = verdict_with(
         "OnUnitActiveSec=30s",
         "\n# /home/u/.config/systemd/user/presence-refresh.timer.d/override.conf\n\
-         [Timer]\nAccuracySec=\n",
+         [Timer]\nAccuracySec=1min\n",
     );
     assert_eq!(c.status, "warn", "{c:#?}");
     assert!(

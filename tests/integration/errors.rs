@@ -339,6 +339,42 @@ fn config_edit_opens_the_editor_and_checks_what_was_saved() {
         "{}",
         out.stderr
     );
+    // What commands pick is checked too: a default_profile that names no
+    // profile.
+    a.write_config("");
+    let out = run_with(
+        &a,
+        &[
+            ("EDITOR", &editor),
+            ("EXTRA", "default_profile = \"wrok\"\n"),
+        ],
+        &["config", "edit"],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("wrok"), "{}", out.stderr);
+    // A FIFO is never handed to the editor (it would hang).
+    std::fs::remove_file(&config).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &config,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let out = run_with(
+        &a,
+        &[("EDITOR", &editor), ("EXTRA", "x")],
+        &["config", "edit"],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("is not a regular file"),
+        "{}",
+        out.stderr
+    );
+    std::fs::remove_file(&config).unwrap();
+    a.write_config("");
     // An editor that fails: said, and nothing checked.
     let out = run_with(
         &a,

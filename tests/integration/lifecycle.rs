@@ -815,6 +815,31 @@ fn clear_all_ends_every_record_of_this_device_and_no_other() {
     assert!(live("work").is_empty() && live("side").is_empty());
     assert_eq!(live("default"), ["theirs"]);
     assert_eq!(sessions(&b.list(&[])), ["theirs"]);
+    // A directory that fails (here `work`'s, now a file) is said, even with
+    // --quiet, and does not keep the others from being cleared: exit 1.
+    a.publish("x3", &[]);
+    a.publish("y2", &["--profile", "work"]);
+    let d2 = w.tmp.path().join("d2");
+    std::fs::rename(&d2, w.tmp.path().join("d2-away")).unwrap();
+    std::fs::write(&d2, "not a directory").unwrap();
+    let out = a
+        .run(&[
+            "--quiet",
+            "--profile",
+            "work",
+            "clear",
+            "--all",
+            "--all-profiles",
+        ])
+        .code(1);
+    assert!(
+        out.stderr
+            .contains(&format!("cannot clear records in {}", d2.display())),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stdout, "");
+    assert_eq!(live("default"), ["theirs"], "x3 was cleared all the same");
     // Named records and --all do not mix; --all-profiles needs --all.
     for args in [
         &["clear", "--all", "--session", "x1"][..],

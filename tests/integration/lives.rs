@@ -672,6 +672,25 @@ fn a_live_record_deleted_by_someone_else_is_written_again_by_refresh() {
     let out: JsonRefresh = a.json(&["refresh", "--json"]);
     assert!(out.refreshed_files.is_empty(), "{out:?}");
     assert!(!t.exists());
+
+    // A clear of a session whose file someone else deleted ends it all the
+    // same (named by its id or by its key): the tombstone is written from
+    // what this device last wrote, and no refresh brings the life back.
+    for (sid, name, key) in [("u", "u", "key-of-u"), ("v", "key-of-v", "key-of-v")] {
+        a.publish(sid, &["--owner-pid", &owner.pid(), "--key", key]);
+        let path = w.shared().join(record_file(&w.shared(), sid));
+        std::fs::remove_file(&path).unwrap();
+        let out = a.run(&["clear", "--session", name]).success();
+        assert!(
+            out.stdout.starts_with(&format!("cleared {sid} (")),
+            "{sid}: {}",
+            out.stdout
+        );
+        assert!(read_json(&path)["ended_at"].is_number(), "{sid}");
+        let out: JsonRefresh = a.json(&["refresh", "--json"]);
+        assert!(out.refreshed_files.is_empty(), "{sid}: {out:?}");
+        assert_eq!(a.show(sid).state, "ended", "{sid}");
+    }
 }
 
 /// Whether any row of `rows` shows session `s1` live.
