@@ -190,6 +190,15 @@ fn edit(ctx: &Ctx, path: &std::path::Path) -> anyhow::Result<Exit> {
         .unwrap_or_else(|| "vi".into());
     let mut script = std::ffi::OsString::from(&editor);
     script.push(" \"$@\"");
+    // While the editor runs, a Ctrl-C or Ctrl-\ at the terminal is the
+    // editor's to take (as git does): this process waits on, the handlers
+    // set only for that long (an exec'd child starts with the default).
+    let caught = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let handlers: Vec<signal_hook::SigId> =
+        [signal_hook::consts::SIGINT, signal_hook::consts::SIGQUIT]
+            .into_iter()
+            .filter_map(|sig| signal_hook::flag::register(sig, caught.clone()).ok())
+            .collect();
     let status = std::process::Command::new("/bin/sh")
         .arg("-c")
         .arg(&script)
@@ -200,8 +209,12 @@ fn edit(ctx: &Ctx, path: &std::path::Path) -> anyhow::Result<Exit> {
         } else {
             std::path::Path::new(".").join(path)
         })
-        .status()
-        .with_context(|| format!("cannot run the editor ({})", editor.to_string_lossy()))?;
+        .status();
+    for id in handlers {
+        signal_hook::low_level::unregister(id);
+    }
+    let status =
+        status.with_context(|| format!("cannot run the editor ({})", editor.to_string_lossy()))?;
     if !status.success() {
         anyhow::bail!(
             "the editor ({}) exited with {status}; {} was not checked (run `presence config \

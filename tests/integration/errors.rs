@@ -289,7 +289,10 @@ fn config_edit_opens_the_editor_and_checks_what_was_saved() {
     std::fs::write(
         &editor,
         "#!/bin/sh\nif [ $# -eq 2 ]; then code=$1; shift; fi\n\
-         printf '%b' \"$EXTRA\" >> \"$1\"\nexit ${code:-0}\n",
+         printf '%b' \"$EXTRA\" >> \"$1\"\n\
+         if [ -n \"$WAIT\" ]; then : > \"$WAIT.started\"; \
+         while [ ! -e \"$WAIT\" ]; do sleep 0.05; done; fi\n\
+         exit ${code:-0}\n",
     )
     .unwrap();
     std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -375,6 +378,37 @@ fn config_edit_opens_the_editor_and_checks_what_was_saved() {
     );
     std::fs::remove_file(&config).unwrap();
     a.write_config("");
+    // A Ctrl-C while the editor runs is the editor's: presence waits on
+    // and checks what was saved.
+    let wait = w.tmp.path().join("done-editing");
+    let mut child = a
+        .cmd()
+        .args(["config", "edit"])
+        .env("EDITOR", &editor)
+        .env("EXTRA", "")
+        .env("WAIT", &wait)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = wait.with_extension("started");
+    crate::harness::wait_until("the editor started", crate::harness::PATIENCE, || {
+        started.exists()
+    });
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    std::fs::write(&wait, "").unwrap();
+    let code = child.wait().unwrap().code();
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(
+        stdout.contains(&format!("{}: ok (", config.display())),
+        "{stdout}"
+    );
     // An editor that fails: said, and nothing checked.
     let out = run_with(
         &a,
