@@ -140,11 +140,25 @@ pub(crate) fn refused_dir(dir: &Path, home: &Path) -> Option<(String, Option<Pat
     let resolved = resolve_existing(dir);
     let mut refused: Vec<(PathBuf, String)> =
         vec![(PathBuf::from("/"), "the root directory".into())];
-    for h in [normalize(home), resolve_existing(home)] {
+    let home_resolved = resolve_existing(home);
+    // A directory inside the home directory (the usual `~/Sync/presence`)
+    // is no system directory, whatever their links: they need not be
+    // resolved (two dozen `readlink` calls a run). Not so for a home that
+    // is `/`, a system directory or one just below (root's `/root`).
+    let deep_home = home_resolved
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .count()
+        >= 2;
+    let inside_home =
+        deep_home && resolved.starts_with(&home_resolved) && resolved != home_resolved;
+    for h in [normalize(home), home_resolved] {
         refused.push((h, "the home directory".into()));
     }
     for s in SYSTEM_DIRS {
-        for p in [PathBuf::from(s), resolve_existing(Path::new(s))] {
+        let spelt = PathBuf::from(s);
+        let resolved = (!inside_home).then(|| resolve_existing(&spelt));
+        for p in std::iter::once(spelt).chain(resolved) {
             let what = format!("the system directory {}", p.display());
             refused.push((p, what));
         }
