@@ -263,10 +263,9 @@ fn active_profile(root: &Path) -> Option<String> {
 
 /// Whether `p` is a Hermes CLI process (see the module docs).
 fn is_hermes(p: &Proc) -> bool {
-    let named = |s: &str| PROGRAMS.contains(&sqlite::base(s));
     let program = match p.argv.first().map(|a| sqlite::base(a)) {
-        Some(a) if a.starts_with("python") => p.argv.get(1).is_some_and(|a| named(a)),
-        Some(a) => named(a),
+        Some(a) if a.starts_with("python") => p.argv.get(1).is_some_and(|a| is_program(a)),
+        Some(a) => PROGRAMS.contains(&a),
         None => false,
     };
     (PROGRAMS.contains(&p.comm.as_str()) || program)

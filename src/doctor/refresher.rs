@@ -32,6 +32,8 @@ struct Found {
     timer_every: Option<(Duration, Duration)>,
     /// Whether the refresh timer is active.
     timer_active: bool,
+    /// Whether a crontab line runs `presence refresh`.
+    cron_active: bool,
     /// How many `presence refresh --every` processes run.
     processes: usize,
     /// Whether a systemd user manager answers.
@@ -65,9 +67,8 @@ impl Found {
         if self.processes > 0 {
             return None;
         }
-        let cron = self.names.iter().any(|n| n.starts_with("a crontab line"));
         let mut known = Vec::new();
-        match (cron, self.cron_every) {
+        match (self.cron_active, self.cron_every) {
             (true, Some(s)) => known.push(Pace {
                 which: Scheduled::Cron,
                 every: Duration::from_secs(s),
@@ -531,6 +532,7 @@ fn refreshers(home: &Path) -> Option<Found> {
         cron_every: None,
         timer_every: None,
         timer_active: false,
+        cron_active: false,
         user_manager: false,
         crontab: false,
     };
@@ -566,6 +568,7 @@ fn refreshers(home: &Path) -> Option<Found> {
         if !lines.is_empty() {
             let every: Option<Vec<u64>> = lines.iter().map(|l| cron_every(l)).collect();
             found.cron_every = every.and_then(|e| e.into_iter().min());
+            found.cron_active = true;
             found.names.push(match found.cron_every {
                 Some(s) => format!(
                     "a crontab line, every {}",

@@ -131,6 +131,13 @@ impl Registry {
                     .or(mine.record.as_ref().filter(|_| cur.gone()))
                     .map(|r| r.session_key.as_str());
                 let named = session.is_none_or(|s| mine.life.session_id == s || key == Some(s));
+                let end = |base| {
+                    let tomb = end_of(base, now, skew);
+                    (
+                        Change::Write(Box::new(tomb.clone())),
+                        ClearStep::Ended(Box::new(tomb)),
+                    )
+                };
                 Ok(match held {
                     _ if !named => (Change::Leave, ClearStep::NotNamed),
                     Some(e) if e.record.ended_at.is_some() => {
@@ -139,30 +146,19 @@ impl Registry {
                     // Live, or a live copy of a life this device already
                     // ended (a sync engine brought an older copy back):
                     // either way the tombstone is (re)written.
-                    Some(_) => {
-                        let base = cur.base().ok_or(Error::Ended {
-                            file: planned.file.clone(),
-                        })?;
-                        let tomb = end_of(base, now, skew);
-                        (
-                            Change::Write(Box::new(tomb.clone())),
-                            ClearStep::Ended(Box::new(tomb)),
-                        )
-                    }
+                    Some(_) => end(cur.base().ok_or(Error::Ended {
+                        file: planned.file.clone(),
+                    })?),
                     // Gone while the ledger says the life goes on (another
                     // device's expire, a user's rm): ended all the same, its
                     // tombstone written from what this device last wrote,
                     // or a refresh would write the life again.
-                    None if cur.gone() && mine.ended_at.is_none() => match cur.base() {
-                        Some(base) if base.ended_at.is_none() => {
-                            let tomb = end_of(base, now, skew);
-                            (
-                                Change::Write(Box::new(tomb.clone())),
-                                ClearStep::Ended(Box::new(tomb)),
-                            )
+                    None if cur.gone() && mine.ended_at.is_none() => {
+                        match cur.base().filter(|b| b.ended_at.is_none()) {
+                            Some(base) => end(base),
+                            None => (Change::Leave, ClearStep::AlreadyEnded),
                         }
-                        _ => (Change::Leave, ClearStep::AlreadyEnded),
-                    },
+                    }
                     None => (Change::Leave, ClearStep::AlreadyEnded),
                 })
             })?;

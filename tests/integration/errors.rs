@@ -280,23 +280,23 @@ fn a_ttl_out_of_range_names_the_flag() {
 /// with the way back, and exits 1; an editor that fails is said.
 #[test]
 fn config_edit_opens_the_editor_and_checks_what_was_saved() {
-    use std::os::unix::fs::PermissionsExt;
     let w = World::new();
     let a = w.bare_device("a");
     // The editor appends $EXTRA (and its first argument, when it has two,
     // exits with that status).
-    let editor = w.tmp.path().join("editor");
-    std::fs::write(
-        &editor,
+    crate::harness::fake_program(
+        &w,
+        "editor",
         "#!/bin/sh\nif [ $# -eq 2 ]; then code=$1; shift; fi\n\
          printf '%b' \"$EXTRA\" >> \"$1\"\n\
          if [ -n \"$WAIT\" ]; then : > \"$WAIT.started\"; \
          while [ ! -e \"$WAIT\" ]; do sleep 0.05; done; fi\n\
          exit ${code:-0}\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let editor = editor.display().to_string();
+    );
+    let editor = crate::harness::fake_bin(&w)
+        .join("editor")
+        .display()
+        .to_string();
     let config = a.config_path();
     assert!(!config.exists());
     let extra = "\n[profiles.work]\ndir = \"~/work-presence\"\n";
